@@ -1,0 +1,25 @@
+"""Recurrent PPO and DQN components for TorchRL: import any piece into your own TorchRL code."""
+from components.actor_critic import LstmActorCritic, make_lstm_actor_critic
+from components.advantage import compute_gae, next_state_values
+from components.cartpole_env import CartPoleEnv
+from components.cli import build_parser, config_from_args
+from components.config_validation import ConfigError
+from components.device import resolve_device
+from components.env_factory import make_env, obs_dim_of, parse_env_id
+from components.episode_log import finished_episodes
+from components.evaluation import evaluate, run_greedy_episodes, sync_obs_norm
+from components.learning_curve import plot_learning_curve
+from components.metrics_logger import make_metrics_logger
+from components.obs_norm import RunningObsNorm
+from components.pomdp_transforms import Flicker, MaskVelocity
+from components.ppo_checkpoint import build_state, check_compatible, restore_state
+from components.ppo_config import PPOConfig
+from components.ppo_loss import RecurrentPPOLoss
+from components.ppo_trainer import EntropyCollapseError, NonFiniteLossError, RecurrentPPOTrainer, TrainingStats
+from components.reward_scaling import ReturnScaler
+from components.sampler import RecurrentMinibatchSampler
+from components.stats import EpisodeRecord, EvalReport, StatsTracker
+from components.tmaze_env import TMazeEnv
+from components.training_run import TrainingRun
+
+__all__ = [name for name in dir() if not name.startswith("_")]

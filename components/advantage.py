@@ -1,0 +1,82 @@
+"""GAE for an LSTM critic that is right at terminations, truncations and window ends.
+
+TorchRL's ``GAE`` module re-runs the critic over ``"next"`` in recurrent mode,
+which chains the LSTM across an auto-reset (the real final observation at a
+truncation is followed by the *reset* observation of the next episode), so the
+bootstrap at a truncation would use the wrong state. We keep TorchRL's
+functional ``generalized_advantage_estimate`` and only supply the next-state
+values ourselves:
+
+* ``V(s_t)`` is the value stored at collection time (the same forward the
+  loss re-evaluates, so the ratio-identity test covers it);
+* ``V(s_{t+1})`` for *every* step is one batched single-step LSTM call on the
+  real next observation (``("next", "observation")``, the final one at a
+  truncation) from the state carried to it (``("next", "recurrent_state_*")``,
+  stored by the collector). That covers the window end and truncations alike.
+
+Then ``terminated`` zeroes the bootstrap and ``done = terminated | truncated``
+cuts the lambda-trace, so nothing leaks across an episode boundary.
+"""
+from __future__ import annotations
+
+import torch
+from tensordict import TensorDict, TensorDictBase
+from torchrl.objectives.value.functional import generalized_advantage_estimate
+
+from components.actor_critic import LstmActorCritic
+from components.reward_scaling import ReturnScaler
+from components.keys import ADVANTAGE, HIDDEN_C, HIDDEN_H, IS_INIT, OBS, VALUE, VALUE_TARGET
+
+
+@torch.no_grad()
+def next_state_values(batch: TensorDictBase, actor_critic: LstmActorCritic) -> torch.Tensor:
+    """V(real next observation, state carried to it) for every step of ``batch``."""
+    nxt = batch.get("next")
+    flat = TensorDict(
+        {
+            OBS: nxt.get(OBS),
+            HIDDEN_H: nxt.get(HIDDEN_H),
+            HIDDEN_C: nxt.get(HIDDEN_C),
+            # the carried state is already the right one: never zero it here
+            IS_INIT: torch.zeros(*batch.batch_size, 1, dtype=torch.bool, device=batch.device),
+        },
+        batch_size=batch.batch_size,
+    ).reshape(-1)
+    actor_critic.lstm(flat)  # sequential (single-step) mode: one LSTM call over N*T rows
+    actor_critic.value_head(flat)
+    return flat.get(VALUE).reshape(*batch.batch_size, 1)
+
+
+@torch.no_grad()
+def compute_gae(
+    batch: TensorDictBase,
+    actor_critic: LstmActorCritic,
+    gamma: float,
+    lmbda: float,
+    reward_scaler: ReturnScaler | None = None,
+) -> TensorDictBase:
+    """Writes ``advantage`` and ``value_target`` into a ``[num_envs, T]`` batch.
+
+    With a ``reward_scaler`` the rewards are first divided by the running std of
+    the discounted return (the scaler is updated with this window).
+    """
+    nxt = batch.get("next")
+    terminated = nxt.get("terminated")
+    done = terminated | nxt.get("truncated")
+    reward = nxt.get("reward")
+    if reward_scaler is not None:
+        reward_scaler.update(reward, done)
+        reward = reward_scaler.scale(reward)
+    advantage, value_target = generalized_advantage_estimate(
+        gamma,
+        lmbda,
+        state_value=batch.get(VALUE),
+        next_state_value=next_state_values(batch, actor_critic),
+        reward=reward,
+        done=done,
+        terminated=terminated,
+        time_dim=-2,
+    )
+    batch.set(ADVANTAGE, advantage)
+    batch.set(VALUE_TARGET, value_target)
+    return batch

@@ -1,0 +1,75 @@
+"""``--key value`` overrides for any config dataclass, with every default in ``--help``."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import types
+import typing
+from typing import Any
+
+
+def _parse_value(text: str, annotation: Any, field: str):
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    optional = (origin is typing.Union or origin is types.UnionType) and type(None) in args
+    if optional:
+        if text.lower() in ("none", "null", "off"):
+            return None
+        annotation = next(a for a in args if a is not type(None))
+    try:
+        if annotation is bool:
+            if text.lower() in ("1", "true", "yes", "on"):
+                return True
+            if text.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+        if annotation is int:
+            return int(text)
+        if annotation is float:
+            return float(text)
+        if typing.get_origin(annotation) is list:
+            inner = typing.get_args(annotation)[0]
+            return [inner(x) for x in text.split(",") if x]
+        return text
+    except ValueError:
+        raise SystemExit(f"error: --{field.replace('_', '-')}: cannot parse {text!r} as {getattr(annotation, '__name__', annotation)}")
+
+
+def build_parser(config_cls, description: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--env", dest="env_id", default=None, help="gymnasium id, a built-in task, or gym:<id> (overrides env_id)")
+    parser.add_argument("--resume", default=None, help="run directory (or an ancestor) to continue exactly")
+    hints = typing.get_type_hints(config_cls)
+    for f in dataclasses.fields(config_cls):
+        if f.name == "env_id":
+            parser.add_argument("--env-id", dest="env_id", default=None, help=f"same as --env (default: {f.default})")
+            continue
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        parser.add_argument(
+            f"--{f.name.replace('_', '-')}",
+            dest=f.name,
+            default=None,
+            metavar=getattr(hints[f.name], "__name__", str(hints[f.name])).upper(),
+            help=f"(default: {default})",
+        )
+    return parser
+
+
+def config_from_args(config_cls, args: argparse.Namespace, base: dict | None = None):
+    """Config from ``base`` (e.g. a resumed run's config) plus the overrides given on the command line."""
+    hints = typing.get_type_hints(config_cls)
+    values = dict(base or {})
+    for f in dataclasses.fields(config_cls):
+        raw = getattr(args, f.name, None)
+        if raw is not None:
+            values[f.name] = _parse_value(raw, hints[f.name], f.name) if isinstance(raw, str) and f.name != "env_id" else raw
+    known = {f.name for f in dataclasses.fields(config_cls)}
+    unknown = set(values) - known
+    if unknown:
+        raise SystemExit(f"error: unknown config fields {sorted(unknown)}")
+    return config_cls(**values)
+
+
+def explicit_overrides(config_cls, args: argparse.Namespace) -> dict:
+    return {f.name: getattr(args, f.name) for f in dataclasses.fields(config_cls) if getattr(args, f.name, None) is not None}
+

@@ -1,0 +1,32 @@
+"""Range checks shared by the config dataclasses: one error format everywhere."""
+from __future__ import annotations
+
+import math
+
+
+class ConfigError(ValueError):
+    """A config field out of its accepted range; the message names field, value and range."""
+
+
+def check(field: str, value, ok: bool, accepted: str) -> None:
+    if not ok:
+        raise ConfigError(f"config field {field!r} = {value!r} is out of range: accepted {accepted}")
+
+
+def check_int(field: str, value, low: int, high: int | None = None) -> None:
+    is_int = isinstance(value, int) and not isinstance(value, bool)
+    ok = is_int and value >= low and (high is None or value <= high)
+    accepted = f"an integer in [{low}, {high}]" if high is not None else f"an integer >= {low}"
+    check(field, value, ok, accepted)
+
+
+def check_float(field: str, value, low: float, high: float = math.inf, low_open: bool = False, high_open: bool = False) -> None:
+    is_num = isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+    ok = is_num and (value > low if low_open else value >= low) and (value < high if high_open else value <= high)
+    lb = "(" if low_open else "["
+    hb = ")" if high_open or high == math.inf else "]"
+    check(field, value, ok, f"a number in {lb}{low}, {high}{hb}")
+
+
+def check_choice(field: str, value, choices) -> None:
+    check(field, value, value in choices, f"one of {list(choices)}")

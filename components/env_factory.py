@@ -1,0 +1,167 @@
+"""``make_env``: one place that turns an env id into a batched TorchRL env.
+
+Ids:
+  * built-in memory tasks on the tensor-native backend: ``CartPole-v1``,
+    ``CartPoleNoVel`` (alias ``MaskedCartPole``), ``FlickeringCartPole`` or
+    ``FlickeringCartPole-<p>``, ``TMaze`` or ``TMaze-<corridor>``;
+  * ``gym:<id>`` forces the gymnasium backend (``gym:CartPoleNoVel`` applies the
+    same POMDP transforms to gymnasium's CartPole-v1);
+  * any other registered gymnasium id runs through TorchRL's ``GymEnv``.
+
+Every env gets, in order: the POMDP transforms, optional running observation
+normalisation, ``InitTracker``, ``StepCounter``, ``RewardSum`` and, when an
+LSTM size is given, the recurrent-state primers. Callers append any further
+TorchRL transform with ``env.append_transform``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import torch
+from torchrl.data import Bounded, Categorical, OneHot, Unbounded
+from torchrl.envs import Compose, EnvBase, InitTracker, RewardSum, StepCounter, TensorDictPrimer, TransformedEnv
+
+from components.cartpole_env import CartPoleEnv
+from components.keys import HIDDEN_C, HIDDEN_H, OBS
+from components.native_env import NativeEnvBase
+from components.obs_norm import RunningObsNorm
+from components.pomdp_transforms import Flicker, MaskVelocity
+from components.tmaze_env import TMazeEnv
+
+BUILTIN_IDS = ("CartPole-v1", "CartPoleNoVel", "MaskedCartPole", "FlickeringCartPole[-p]", "TMaze[-corridor]")
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """A parsed env id."""
+
+    backend: str  # "native" or "gym"
+    base: str  # "CartPole", "TMaze" or a gymnasium id
+    mask_velocity: bool = False
+    flicker_p: float = 0.0
+    corridor_length: int = 0
+
+
+def parse_env_id(env_id: str) -> EnvSpec:
+    if not isinstance(env_id, str) or not env_id:
+        raise ValueError(f"env id must be a non-empty string, got {env_id!r}")
+    backend = "native"
+    name = env_id
+    if name.startswith("gym:"):
+        backend, name = "gym", name[4:]
+    if name in ("CartPole-v1", "CartPole"):
+        return EnvSpec(backend, "CartPole")
+    if name in ("CartPoleNoVel", "MaskedCartPole"):
+        return EnvSpec(backend, "CartPole", mask_velocity=True)
+    m = re.fullmatch(r"FlickeringCartPole(?:-([0-9.]+))?", name)
+    if m:
+        p = float(m.group(1)) if m.group(1) else 0.5
+        if not 0.0 <= p < 1.0:
+            raise ValueError(f"FlickeringCartPole: p must be in [0, 1), got {p} (from {env_id!r})")
+        return EnvSpec(backend, "CartPole", flicker_p=p)
+    m = re.fullmatch(r"TMaze(?:-([0-9]+))?", name)
+    if m:
+        if backend == "gym":
+            raise ValueError(f"{env_id!r}: the T-maze exists only on the native backend")
+        n = int(m.group(1)) if m.group(1) else 10
+        if n < 1:
+            raise ValueError(f"TMaze corridor length must be >= 1, got {n}")
+        return EnvSpec("native", "TMaze", corridor_length=n)
+    import gymnasium as gym
+
+    if name not in gym.registry:
+        raise ValueError(
+            f"unknown env id {env_id!r}: not a built-in task {BUILTIN_IDS} and not a registered gymnasium id"
+        )
+    return EnvSpec("gym", name)
+
+
+def _base_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int) -> EnvBase:
+    if spec.backend == "native":
+        if spec.base == "CartPole":
+            return CartPoleEnv(num_envs=num_envs, device=device, seed=seed)
+        return TMazeEnv(spec.corridor_length, num_envs=num_envs, device=device, seed=seed)
+    from torchrl.envs import GymEnv
+
+    gym_id = "CartPole-v1" if spec.base == "CartPole" else spec.base
+    env = GymEnv(gym_id, num_envs=num_envs, categorical_action_encoding=True, device=device)
+    env.set_seed(seed)
+    return env
+
+
+def check_env_specs_supported(env: EnvBase, env_id: str) -> int:
+    """Returns the flat observation size, or raises naming what is unsupported."""
+    obs_spec = env.observation_spec.get(OBS, None)
+    if obs_spec is None:
+        raise ValueError(f"{env_id!r}: no {OBS!r} entry in the observation spec (keys: {list(env.observation_spec.keys())})")
+    batch = len(env.batch_size)
+    if len(obs_spec.shape) != batch + 1 or not obs_spec.dtype.is_floating_point:
+        raise ValueError(
+            f"{env_id!r}: observation must be a flat float vector, got shape {tuple(obs_spec.shape[batch:])} dtype {obs_spec.dtype}"
+        )
+    act = env.action_spec
+    if not isinstance(act, (Categorical, OneHot)) and not (isinstance(act, Bounded) and act.dtype.is_floating_point):
+        raise ValueError(
+            f"{env_id!r}: unsupported action space {type(act).__name__}; supported: discrete (Categorical) or bounded continuous (Box)"
+        )
+    return obs_spec.shape[-1]
+
+
+def make_env(
+    env_id: str,
+    num_envs: int = 1,
+    device: torch.device | str = "cpu",
+    seed: int = 0,
+    normalize_obs: bool = True,
+    lstm_hidden_size: int | None = None,
+    flicker_mode: str = "iid",
+    flicker_burst: float = 4.0,
+) -> TransformedEnv:
+    """Builds ``num_envs`` copies of ``env_id`` batched in one process on ``device``."""
+    if num_envs < 1:
+        raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+    spec = parse_env_id(env_id)
+    device = torch.device(device)
+    env = TransformedEnv(_base_env(spec, num_envs, device, seed))
+    obs_dim = check_env_specs_supported(env, env_id)
+    if spec.mask_velocity:
+        env.append_transform(MaskVelocity((1, 3)))
+        obs_dim -= 2
+    if spec.flicker_p > 0:
+        env.append_transform(Flicker(spec.flicker_p, mode=flicker_mode, mean_burst=flicker_burst, seed=seed + 7919))
+    if normalize_obs:
+        env.append_transform(RunningObsNorm(obs_dim))
+    env.append_transform(InitTracker())
+    env.append_transform(StepCounter())
+    env.append_transform(RewardSum())
+    if lstm_hidden_size is not None:
+        env.append_transform(lstm_primer(lstm_hidden_size))
+    return env
+
+
+def lstm_primer(hidden_size: int, num_layers: int = 1) -> TensorDictPrimer:
+    """The primer an ``LSTMModule`` with our keys needs (same as its ``make_tensordict_primer``)."""
+    return TensorDictPrimer(
+        {HIDDEN_H: Unbounded(shape=(num_layers, hidden_size)), HIDDEN_C: Unbounded(shape=(num_layers, hidden_size))},
+        expand_specs=True,
+    )
+
+
+def obs_dim_of(env: EnvBase) -> int:
+    return env.observation_spec[OBS].shape[-1]
+
+
+def find_transform(env: TransformedEnv, cls: type):
+    """The first transform of type ``cls`` in ``env`` (or None)."""
+    transform = env.transform
+    items = transform if isinstance(transform, Compose) else [transform]
+    for t in items:
+        if isinstance(t, cls):
+            return t
+    return None
+
+
+def native_base(env: EnvBase) -> NativeEnvBase | None:
+    base = env.base_env if isinstance(env, TransformedEnv) else env
+    return base if isinstance(base, NativeEnvBase) else None

@@ -1,0 +1,69 @@
+"""Running observation normalisation that can skip blank frames and freeze.
+
+Custom because TorchRL's ``VecNorm`` updates on every frame: a flickering env
+would drag the statistics toward its blank (all-zero) frames. Statistics are
+buffers, so they ride in ``state_dict()`` (and in our checkpoints); ``frozen``
+stops updates for evaluation. Normalised values are clipped to +-``clip``
+(SB3 VecNormalize's rule) and blank frames stay exactly zero.
+"""
+from __future__ import annotations
+
+import torch
+from tensordict import TensorDictBase
+from torchrl.envs.transforms import Transform
+
+from components.pomdp_transforms import BLANK_KEY
+
+
+class RunningObsNorm(Transform):
+    def __init__(self, obs_dim: int, in_key: str = "observation", clip: float = 10.0, eps: float = 1e-8):
+        super().__init__(in_keys=[in_key], out_keys=[in_key])
+        self.clip, self.eps = float(clip), float(eps)
+        self.register_buffer("mean", torch.zeros(obs_dim, dtype=torch.float64))
+        self.register_buffer("var", torch.ones(obs_dim, dtype=torch.float64))
+        self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+        self.register_buffer("frozen", torch.zeros((), dtype=torch.bool))
+
+    def freeze(self) -> "RunningObsNorm":
+        self.frozen.fill_(True)
+        return self
+
+    def unfreeze(self) -> "RunningObsNorm":
+        self.frozen.fill_(False)
+        return self
+
+    @torch.no_grad()
+    def _update(self, obs: torch.Tensor, rows: torch.Tensor) -> None:
+        x = obs.reshape(-1, obs.shape[-1])[rows.reshape(-1)].to(self.mean)
+        if x.shape[0] == 0:
+            return
+        # Chan et al. parallel mean/variance merge of the batch into the running stats
+        b_mean, b_var, b_n = x.mean(0), x.var(0, unbiased=False), x.shape[0]
+        delta = b_mean - self.mean
+        total = self.count + b_n
+        self.mean += delta * b_n / total
+        m2 = self.var * self.count + b_var * b_n + delta.pow(2) * self.count * b_n / total
+        self.var.copy_(m2 / total)
+        self.count.copy_(total)
+
+    def _normalise(self, td: TensorDictBase, rows: torch.Tensor | None) -> TensorDictBase:
+        key = self.in_keys[0]
+        obs = td.get(key)
+        blank = td.get(BLANK_KEY, None)
+        valid = torch.ones((*obs.shape[:-1], 1), dtype=torch.bool, device=obs.device) if blank is None else ~blank
+        if not bool(self.frozen):
+            self._update(obs, valid if rows is None else valid & rows)
+        mean = self.mean.to(device=obs.device, dtype=obs.dtype)
+        std = (self.var + self.eps).sqrt().to(device=obs.device, dtype=obs.dtype)
+        normed = ((obs - mean) / std).clamp(-self.clip, self.clip)
+        td.set(key, torch.where(valid, normed, torch.zeros_like(normed)))
+        return td
+
+    def _call(self, next_tensordict: TensorDictBase) -> TensorDictBase:
+        return self._normalise(next_tensordict, None)
+
+    def _reset(self, tensordict: TensorDictBase, tensordict_reset: TensorDictBase) -> TensorDictBase:
+        # only the rows actually being reset count towards the statistics
+        reset = None if tensordict is None else tensordict.get("_reset", None)
+        rows = None if reset is None else reset.reshape(*tensordict_reset.batch_size, 1)
+        return self._normalise(tensordict_reset, rows)

@@ -1,0 +1,91 @@
+"""``RecurrentPPOLoss``: TorchRL's ``ClipPPOLoss`` run over LSTM sequences.
+
+What it adds on top of ``ClipPPOLoss`` (SPEC 1.4):
+* the actor runs under ``set_recurrent_mode(True)``: one LSTM call over the
+  whole ``[B, T]`` minibatch, with ``is_init`` splitting episodes and each
+  sequence starting from its stored state;
+* advantage normalisation per minibatch through the validity mask
+  (mean / biased std + 1e-8; TorchRL's clamps the std at 1e-4 instead);
+* the non-negative KL estimate mean((r - 1) - log r) (TorchRL logs
+  mean(-log r), which can be negative), and clip fraction / entropy
+  statistics taken through the mask.
+Configured to the SPEC's loss: MSE critic (not smooth-L1), ``critic_coeff =
+vf_coef``, value clipping max((v-R)^2, (v_clip-R)^2) when ``clip_range_vf`` is set.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from tensordict import TensorDictBase
+from torchrl.modules import set_recurrent_mode
+from torchrl.objectives import ClipPPOLoss
+
+from components.actor_critic import LstmActorCritic
+from components.keys import ACTION, ADVANTAGE, LOG_PROB, MASK, VALUE, VALUE_TARGET
+
+
+def masked_mean(x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    if mask is None:
+        return x.mean()
+    m = mask.reshape(x.shape) if mask.numel() == x.numel() else mask.expand_as(x)
+    return torch.where(m, x, torch.zeros_like(x)).sum() / m.sum().clamp_min(1)
+
+
+class RecurrentPPOLoss(ClipPPOLoss):
+    def __init__(
+        self,
+        actor_critic: LstmActorCritic,
+        clip_range: float = 0.2,
+        clip_range_vf: float | None = 0.2,
+        vf_coef: float = 0.5,
+        ent_coef: float = 0.01,
+        normalize_advantage: bool = True,
+    ):
+        vf_clip = clip_range_vf if clip_range_vf is not None and math.isfinite(clip_range_vf) else False
+        super().__init__(
+            actor_critic.actor,
+            actor_critic.value_head,
+            clip_epsilon=clip_range,
+            entropy_coeff=ent_coef,
+            critic_coeff=vf_coef,
+            loss_critic_type="l2",
+            normalize_advantage=False,  # done here, through the mask
+            clip_value=vf_clip,
+            functional=False,
+        )
+        self.set_keys(sample_log_prob=LOG_PROB, value=VALUE, action=ACTION, advantage=ADVANTAGE, value_target=VALUE_TARGET)
+        self.loss_mask_key = MASK
+        self.normalize_adv = normalize_advantage
+        self._log_weight_cache: torch.Tensor | None = None
+        self._entropy_cache: torch.Tensor | None = None
+
+    # capture per-step quantities so statistics can go through the mask
+    def _log_weight(self, tensordict, adv_shape):
+        log_weight, dist, kl_approx, log_is_weight = super()._log_weight(tensordict, adv_shape)
+        self._log_weight_cache = log_weight.detach()
+        return log_weight, dist, kl_approx, log_is_weight
+
+    def _get_entropy(self, dist, adv_shape):
+        entropy = super()._get_entropy(dist, adv_shape)
+        self._entropy_cache = entropy.detach() if isinstance(entropy, torch.Tensor) else None
+        return entropy
+
+    def forward(self, tensordict: TensorDictBase) -> TensorDictBase:
+        mask = tensordict.get(MASK, None)
+        if self.normalize_adv:
+            adv = tensordict.get(ADVANTAGE)
+            mean = masked_mean(adv, mask)
+            std = masked_mean((adv - mean) ** 2, mask).sqrt()  # biased
+            tensordict = tensordict.clone(False)
+            tensordict.set(ADVANTAGE, (adv - mean) / (std + 1e-8))
+        with set_recurrent_mode(True):
+            out = super().forward(tensordict)
+        lw = self._log_weight_cache
+        # non-negative KL(old || new) estimator, r = exp(log_weight)
+        out.set("kl_approx", masked_mean(torch.expm1(lw) - lw, mask))
+        low, high = self._clip_bounds
+        out.set("clip_fraction", masked_mean(((lw < low) | (lw > high)).to(lw.dtype), mask))
+        if self._entropy_cache is not None:
+            out.set("entropy", masked_mean(self._entropy_cache, mask))
+        return out

@@ -1,0 +1,215 @@
+"""``RecurrentPPOTrainer``: one PPO update per rollout (SPEC 1.4).
+
+The loop over epochs and minibatches is ours; every loss term comes from
+``RecurrentPPOLoss`` (TorchRL's ``ClipPPOLoss``). What the trainer owns:
+KL early stopping in both meanings, the global grad-norm clip, the LR schedule,
+the non-finite guard and the entropy-collapse guard.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+import torch
+from tensordict import TensorDictBase
+
+from components.actor_critic import LstmActorCritic
+from components.keys import ADVANTAGE, VALUE, VALUE_TARGET
+from components.ppo_config import PPOConfig
+from components.ppo_loss import RecurrentPPOLoss
+from components.sampler import RecurrentMinibatchSampler
+
+
+class EntropyCollapseError(RuntimeError):
+    """The policy entropy stayed below the threshold for ``patience`` consecutive updates."""
+
+
+class NonFiniteLossError(RuntimeError):
+    """Three gradient steps in a row had a non-finite loss or gradient norm."""
+
+
+MAX_NONFINITE_IN_A_ROW = 3
+
+
+@dataclass
+class TrainingStats:
+    """Per-update statistics, means over the gradient steps actually taken."""
+
+    policy_loss: float = 0.0
+    value_loss: float = 0.0
+    entropy: float = 0.0
+    total_loss: float = 0.0
+    clip_fraction: float = 0.0
+    approx_kl: float = 0.0
+    explained_variance: float = 0.0
+    grad_norm: float = 0.0
+    learning_rate: float = 0.0
+    epochs_completed: int = 0
+    kl_stopped: bool = False
+    num_gradient_steps: int = 0
+    skipped_steps: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def explained_variance(values: torch.Tensor, returns: torch.Tensor) -> float:
+    """1 - Var(R - v) / Var(R) (NaN when the returns have no variance)."""
+    var_r = returns.var(unbiased=False)
+    if var_r.item() == 0:
+        return float("nan")
+    return float(1 - (returns - values).var(unbiased=False) / var_r)
+
+
+class RecurrentPPOTrainer:
+    def __init__(
+        self,
+        actor_critic: LstmActorCritic,
+        config: PPOConfig,
+        on_entropy_collapse: Callable[["RecurrentPPOTrainer"], None] | None = None,
+    ):
+        self.config = config.validate()
+        self.actor_critic = actor_critic
+        self.loss = RecurrentPPOLoss(
+            actor_critic,
+            clip_range=config.clip_range,
+            clip_range_vf=config.clip_range_vf,
+            vf_coef=config.vf_coef,
+            ent_coef=config.ent_coef,
+        )
+        self.params = [p for p in actor_critic.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.Adam(self.params, lr=config.learning_rate, eps=1e-5)
+        self.sampler = RecurrentMinibatchSampler(
+            config.num_envs, config.rollout_len, config.envs_per_minibatch, config.chunk_len, seed=config.seed
+        )
+        self.on_entropy_collapse = on_entropy_collapse
+        self.updates_done = 0
+        self.low_entropy_updates = 0
+        self.nonfinite_in_a_row = 0
+        self.lr_override: float | None = None
+
+    # --- learning rate -------------------------------------------------------
+    def scheduled_learning_rate(self) -> float:
+        cfg = self.config
+        if self.lr_override is not None:
+            return self.lr_override
+        if cfg.lr_schedule == "constant":
+            return cfg.learning_rate
+        return cfg.learning_rate * max(1.0 - self.updates_done / cfg.num_updates, cfg.lr_floor)
+
+    def set_learning_rate(self, lr: float | None) -> None:
+        """Pins the learning rate (overriding the schedule); ``None`` returns to the schedule."""
+        if lr is not None and not (isinstance(lr, (int, float)) and lr > 0 and math.isfinite(lr)):
+            raise ValueError(f"learning rate must be a finite number > 0, got {lr!r}")
+        self.lr_override = lr
+
+    # --- one update ----------------------------------------------------------
+    def _kl_trips(self, kl: float) -> bool:
+        return self.config.target_kl is not None and kl > self.config.target_kl
+
+    def train_step(self, batch: TensorDictBase) -> TrainingStats:
+        """One PPO update on a ``[num_envs, T]`` rollout that already holds advantages."""
+        if ADVANTAGE not in batch.keys() or VALUE_TARGET not in batch.keys():
+            raise KeyError("train_step needs 'advantage' and 'value_target' in the batch: run compute_gae first")
+        cfg = self.config
+        lr = self.scheduled_learning_rate()
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        sums = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "total_loss": 0.0, "clip_fraction": 0.0, "approx_kl": 0.0, "grad_norm": 0.0}
+        steps = skipped = epochs_completed = 0
+        kl_stopped = False
+        for _epoch in range(cfg.n_epochs):
+            for minibatch in self.sampler.epoch(batch):
+                out = self.loss(minibatch)
+                total = out["loss_objective"] + out["loss_critic"] + out["loss_entropy"]
+                kl = float(out["kl_approx"])
+                if cfg.kl_stop == "update" and self._kl_trips(kl):
+                    # SB3/CleanRL meaning: this minibatch is not applied, all epochs stop
+                    kl_stopped = True
+                    break
+                self.optimizer.zero_grad(set_to_none=True)
+                grad_norm = torch.tensor(float("nan"))
+                if torch.isfinite(total):
+                    total.backward()
+                    grad_norm = torch.nn.utils.clip_grad_norm_(self.params, cfg.max_grad_norm)
+                if not (torch.isfinite(total) and torch.isfinite(grad_norm)):
+                    self.optimizer.zero_grad(set_to_none=True)
+                    skipped += 1
+                    self.nonfinite_in_a_row += 1
+                    if self.nonfinite_in_a_row >= MAX_NONFINITE_IN_A_ROW:
+                        raise NonFiniteLossError(
+                            f"{self.nonfinite_in_a_row} gradient steps in a row had a non-finite loss or gradient norm "
+                            f"(last loss {float(total)}, grad norm {float(grad_norm)})"
+                        )
+                    continue
+                self.nonfinite_in_a_row = 0
+                self.optimizer.step()
+                steps += 1
+                for key, value in (
+                    ("policy_loss", out["loss_objective"]),
+                    ("value_loss", out["loss_critic"] / cfg.vf_coef if cfg.vf_coef > 0 else out["loss_critic"]),
+                    ("entropy", out["entropy"]),
+                    ("total_loss", total),
+                    ("clip_fraction", out["clip_fraction"]),
+                    ("approx_kl", out["kl_approx"]),
+                    ("grad_norm", grad_norm),
+                ):
+                    sums[key] += float(value.detach()) if isinstance(value, torch.Tensor) else float(value)
+                if cfg.kl_stop == "epoch" and self._kl_trips(kl):
+                    # reference meaning: the step is applied, the rest of this epoch is skipped
+                    kl_stopped = True
+                    break
+            if kl_stopped and cfg.kl_stop == "update":
+                break
+            epochs_completed += 1
+        self.updates_done += 1
+        denom = max(steps, 1)
+        stats = TrainingStats(
+            **{k: v / denom for k, v in sums.items()},
+            explained_variance=explained_variance(batch.get(VALUE), batch.get(VALUE_TARGET)),
+            learning_rate=lr,
+            epochs_completed=epochs_completed,
+            kl_stopped=kl_stopped,
+            num_gradient_steps=steps,
+            skipped_steps=skipped,
+        )
+        self._entropy_guard(stats)
+        return stats
+
+    def _entropy_guard(self, stats: TrainingStats) -> None:
+        cfg = self.config
+        if not cfg.entropy_guard or stats.num_gradient_steps == 0:
+            return
+        if stats.entropy < cfg.entropy_threshold:
+            self.low_entropy_updates += 1
+        else:
+            self.low_entropy_updates = 0
+        if self.low_entropy_updates >= cfg.entropy_patience:
+            if self.on_entropy_collapse is not None:
+                self.on_entropy_collapse(self)
+            raise EntropyCollapseError(
+                f"policy entropy {stats.entropy:.4f} nats < threshold {cfg.entropy_threshold} for "
+                f"{self.low_entropy_updates} consecutive updates (patience {cfg.entropy_patience}) at update {self.updates_done}"
+            )
+
+    # --- checkpointing -------------------------------------------------------
+    def state_dict(self) -> dict:
+        return {
+            "model": self.actor_critic.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "sampler": self.sampler.state_dict(),
+            "updates_done": self.updates_done,
+            "low_entropy_updates": self.low_entropy_updates,
+            "nonfinite_in_a_row": self.nonfinite_in_a_row,
+            "lr_override": self.lr_override,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        self.actor_critic.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.sampler.load_state_dict(state["sampler"])
+        self.updates_done = state["updates_done"]
+        self.low_entropy_updates = state["low_entropy_updates"]
+        self.nonfinite_in_a_row = state["nonfinite_in_a_row"]
+        self.lr_override = state["lr_override"]
