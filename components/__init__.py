@@ -1,6 +1,6 @@
 """Recurrent PPO and DQN components for TorchRL: import any piece into your own TorchRL code."""
 from components.actor_critic import LstmActorCritic, make_lstm_actor_critic
-from components.advantage import compute_gae, next_state_values
+from components.advantage import compute_gae, gae_from_values, next_state_values
 from components.cartpole_env import CartPoleEnv
 from components.cli import build_parser, config_from_args
 from components.config_validation import ConfigError

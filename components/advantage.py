@@ -48,15 +48,16 @@ def next_state_values(batch: TensorDictBase, actor_critic: LstmActorCritic) -> t
 
 
 @torch.no_grad()
-def compute_gae(
+def gae_from_values(
     batch: TensorDictBase,
-    actor_critic: LstmActorCritic,
+    next_values: torch.Tensor,
     gamma: float,
     lmbda: float,
     reward_scaler: ReturnScaler | None = None,
 ) -> TensorDictBase:
-    """Writes ``advantage`` and ``value_target`` into a ``[num_envs, T]`` batch.
+    """GAE from the stored ``state_value`` and given next-state values (``[N, T, 1]``).
 
+    ``terminated`` stops the bootstrap; ``terminated | truncated`` cuts the trace.
     With a ``reward_scaler`` the rewards are first divided by the running std of
     the discounted return (the scaler is updated with this window).
     """
@@ -68,15 +69,20 @@ def compute_gae(
         reward_scaler.update(reward, done)
         reward = reward_scaler.scale(reward)
     advantage, value_target = generalized_advantage_estimate(
-        gamma,
-        lmbda,
-        state_value=batch.get(VALUE),
-        next_state_value=next_state_values(batch, actor_critic),
-        reward=reward,
-        done=done,
-        terminated=terminated,
-        time_dim=-2,
+        gamma, lmbda, state_value=batch.get(VALUE), next_state_value=next_values,
+        reward=reward, done=done, terminated=terminated, time_dim=-2,
     )
     batch.set(ADVANTAGE, advantage)
     batch.set(VALUE_TARGET, value_target)
     return batch
+
+
+def compute_gae(
+    batch: TensorDictBase,
+    actor_critic: LstmActorCritic,
+    gamma: float,
+    lmbda: float,
+    reward_scaler: ReturnScaler | None = None,
+) -> TensorDictBase:
+    """Writes ``advantage`` and ``value_target`` into a ``[num_envs, T]`` rollout."""
+    return gae_from_values(batch, next_state_values(batch, actor_critic), gamma, lmbda, reward_scaler)

@@ -34,13 +34,23 @@ class CartPoleEnv(NativeEnvBase):
     """gymnasium CartPole-v1 dynamics (Euler), ``batch_size=[num_envs]``.
 
     Physics runs in float64 like gymnasium's; observations are float32.
-    Termination at |x| > 2.4 or |theta| > 12 deg, truncation at 500 steps,
+    Termination at |x| > 2.4 or |theta| > 12 deg, truncation at 500 steps
+    (``max_episode_steps``),
     reward 1 on every step including the last, reset state U(-0.05, 0.05).
     """
 
     obs_dim = 4
 
-    def __init__(self, num_envs: int = 1, device: torch.device | str = "cpu", seed: int | None = None):
+    def __init__(
+        self,
+        num_envs: int = 1,
+        device: torch.device | str = "cpu",
+        seed: int | None = None,
+        max_episode_steps: int = MAX_EPISODE_STEPS,
+    ):
+        if max_episode_steps < 1:
+            raise ValueError(f"max_episode_steps must be >= 1, got {max_episode_steps}")
+        self.max_episode_steps = int(max_episode_steps)
         super().__init__(num_envs=num_envs, device=device, seed=seed)
 
     def _make_state_spec(self) -> dict:
@@ -77,6 +87,6 @@ class CartPoleEnv(NativeEnvBase):
         elapsed = state["elapsed"] + 1
         terminated = ((x.abs() > X_THRESHOLD) | (theta.abs() > THETA_THRESHOLD)).unsqueeze(-1)
         # gymnasium's TimeLimit flags truncation at the limit whether or not the step also terminated
-        truncated = elapsed >= MAX_EPISODE_STEPS
+        truncated = elapsed >= self.max_episode_steps
         reward = torch.ones_like(terminated, dtype=torch.float32)
         return {"physics": physics, "elapsed": elapsed}, reward, terminated, truncated
