@@ -1,0 +1,80 @@
+"""The recurrent PPO pipeline end to end: run files, Ctrl-C + exact resume, bad input, T-maze learning."""
+import json
+
+import pytest
+import torch
+
+from components import RecurrentPPOTrainer, TrainingRun
+from pipelines import recurrent_ppo
+
+TINY = ["--num-envs", "4", "--rollout-len", "16", "--hidden-size", "16", "--envs-per-minibatch", "2", "--eval-episodes", "2", "--plot", "false"]
+FRAMES = 4 * 16
+
+
+def _run(tmp_path, *extra):
+    return recurrent_ppo.main([*TINY, "--run-root", str(tmp_path), *extra])
+
+
+def test_tiny_job_writes_every_run_file(tmp_path):
+    out = recurrent_ppo.main([*TINY[:-2], "--run-root", str(tmp_path), "--total-steps", str(4 * FRAMES), "--eval-every", "2", "--checkpoint-every", "1", "--keep-checkpoints", "2"])
+    run = TrainingRun.find(tmp_path)
+    names = {p.name for p in run.path.iterdir()}
+    assert {"metadata.json", "config.json", "latest.pt", "best.pt", "train_episodes.jsonl", "eval_episodes.jsonl", "learning_curve.png", "metrics", "checkpoints"} <= names
+    assert [s for s, _ in run.checkpoints()] == [3 * FRAMES, 4 * FRAMES]  # pruned to the 2 highest
+    meta = json.loads((run.path / "metadata.json").read_text())
+    assert meta["total_steps"] == 4 * FRAMES and meta["total_episodes"] == len(run.read_jsonl("train_episodes.jsonl"))
+    assert json.loads((run.path / "config.json").read_text())["total_steps"] == 4 * FRAMES
+    assert {r["total_steps"] for r in run.read_jsonl("eval_episodes.jsonl")} == {2 * FRAMES, 4 * FRAMES}
+    assert (run.path / "metrics" / "scalars" / "train" / "approx_kl.csv").exists()
+    assert out["eval"]["episodes"] == 2
+
+
+def _interrupt_after(monkeypatch, n_updates):
+    real = RecurrentPPOTrainer.train_step
+
+    def step(self, batch):
+        if self.updates_done == n_updates:
+            raise KeyboardInterrupt
+        return real(self, batch)
+
+    monkeypatch.setattr(RecurrentPPOTrainer, "train_step", step)
+
+
+def test_ctrl_c_saves_and_resume_matches_straight_run(tmp_path, monkeypatch):
+    k = 3
+    straight = _run(tmp_path / "a", "--total-steps", str(2 * k * FRAMES), "--eval-every", "0")
+    with monkeypatch.context() as m:
+        _interrupt_after(m, k)
+        with pytest.raises(SystemExit) as exit_info:
+            _run(tmp_path / "b", "--total-steps", str(2 * k * FRAMES), "--eval-every", "0")
+        assert exit_info.value.code == 130
+    assert TrainingRun.find(tmp_path / "b").load_latest()["counters"]["total_steps"] == k * FRAMES
+    resumed = recurrent_ppo.main(["--resume", str(tmp_path / "b")])
+
+    a, b = TrainingRun.find(tmp_path / "a"), TrainingRun.find(tmp_path / "b")
+    wa, wb = a.load_latest()["trainer"]["model"], b.load_latest()["trainer"]["model"]
+    for key in wa:
+        torch.testing.assert_close(wa[key], wb[key], rtol=0, atol=1e-6)
+    assert a.read_jsonl("train_episodes.jsonl") == b.read_jsonl("train_episodes.jsonl")
+    assert straight["eval"]["mean_reward"] == resumed["eval"]["mean_reward"]
+
+
+def test_bad_config_fails_before_any_work(tmp_path):
+    from components import ConfigError
+
+    with pytest.raises(ConfigError, match=r"'envs_per_minibatch' = 9 .*\[1, 4\]"):
+        _run(tmp_path, "--envs-per-minibatch", "9")
+    with pytest.raises(ValueError, match="unknown env id 'NotAnEnv-v0'"):
+        _run(tmp_path, "--env", "NotAnEnv-v0")
+    assert not (tmp_path / "recurrent_ppo").exists()  # no run directory was created
+
+
+def test_resume_with_incompatible_config_names_the_mismatch(tmp_path):
+    _run(tmp_path, "--total-steps", str(FRAMES), "--eval-every", "0")
+    with pytest.raises(ValueError, match="hidden_size: checkpoint 16 vs requested 32"):
+        recurrent_ppo.main(["--resume", str(tmp_path), "--hidden-size", "32"])
+
+
+def test_tmaze_short_corridor_is_solved(tmp_path):
+    out = recurrent_ppo.main(["--env", "TMaze-5", "--total-steps", "30000", "--eval-every", "0", "--eval-episodes", "64", "--run-root", str(tmp_path), "--plot", "false"])
+    assert out["eval"]["success_rate"] >= 0.95
