@@ -5,6 +5,10 @@ from components.cartpole_env import CartPoleEnv
 from components.cli import build_parser, config_from_args
 from components.config_validation import ConfigError
 from components.device import resolve_device
+from components.dqn_agent import DqnAgent
+from components.dqn_config import DqnConfig
+from components.dqn_trainer import DqnTrainer, StepMetrics
+from components.epsilon_schedule import LinearEpsilon
 from components.env_factory import make_env, obs_dim_of, parse_env_id
 from components.episode_log import finished_episodes
 from components.evaluation import evaluate, run_greedy_episodes, sync_obs_norm
@@ -20,6 +24,6 @@ from components.reward_scaling import ReturnScaler
 from components.sampler import RecurrentMinibatchSampler
 from components.stats import EpisodeRecord, EvalReport, StatsTracker
 from components.tmaze_env import TMazeEnv
-from components.training_run import TrainingRun
+from components.training_run import TrainingRun, check_resume_config
 
 __all__ = [name for name in dir() if not name.startswith("_")]

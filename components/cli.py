@@ -36,8 +36,8 @@ def _parse_value(text: str, annotation: Any, field: str):
 
 
 def build_parser(config_cls, description: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--env", dest="env_id", default=None, help="gymnasium id, a built-in task, or gym:<id> (overrides env_id)")
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--env", dest="env_id", default=None, help="gymnasium id, a built-in task (CartPoleNoVel, FlickeringCartPole[-p], TMaze[-N]) or gym:<id>")
     parser.add_argument("--resume", default=None, help="run directory (or an ancestor) to continue exactly")
     hints = typing.get_type_hints(config_cls)
     for f in dataclasses.fields(config_cls):

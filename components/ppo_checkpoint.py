@@ -20,6 +20,7 @@ from components.pomdp_transforms import Flicker
 from components.ppo_config import PPOConfig
 from components.ppo_trainer import RecurrentPPOTrainer
 from components.reward_scaling import ReturnScaler
+from components.training_run import check_resume_config
 
 #: config fields that fix tensor shapes or the task: a checkpoint only loads under the same values
 SHAPE_FIELDS = ("env_id", "num_envs", "rollout_len", "hidden_size", "normalize_obs")
@@ -83,12 +84,7 @@ def _clone(obj):
 
 def check_compatible(state: dict, config: PPOConfig) -> None:
     """Raises naming every mismatch between a checkpoint and the config it is resumed under."""
-    if state.get("format") != FORMAT:
-        raise ValueError(f"checkpoint format {state.get('format')!r} is not {FORMAT!r}: not a recurrent-PPO checkpoint")
-    saved = state["config"]
-    bad = [f"{k}: checkpoint {saved.get(k)!r} vs requested {getattr(config, k)!r}" for k in SHAPE_FIELDS if saved.get(k) != getattr(config, k)]
-    if bad:
-        raise ValueError("checkpoint is incompatible with the requested config: " + "; ".join(bad))
+    check_resume_config(state, config, FORMAT, SHAPE_FIELDS)
 
 
 def restore_state(

@@ -55,6 +55,16 @@ def new_run_id() -> str:
     return _dt.datetime.now().strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
+def check_resume_config(state: dict, config, expected_format: str, fields: tuple[str, ...]) -> None:
+    """Raises naming every mismatch between a checkpoint and the config it is resumed under."""
+    if state.get("format") != expected_format:
+        raise ValueError(f"checkpoint format {state.get('format')!r} is not {expected_format!r}")
+    saved = state["config"]
+    bad = [f"{k}: checkpoint {saved.get(k)!r} vs requested {getattr(config, k)!r}" for k in fields if saved.get(k) != getattr(config, k)]
+    if bad:
+        raise ValueError("checkpoint is incompatible with the requested config: " + "; ".join(bad))
+
+
 class TrainingRun:
     CHECKPOINT_DIR = "checkpoints"
 
