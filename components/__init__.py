@@ -1,4 +1,8 @@
 """Recurrent PPO and DQN components for TorchRL: import any piece into your own TorchRL code."""
+from components import tensordict_speedups
+
+tensordict_speedups.install()
+
 from components.actor_critic import LstmActorCritic, make_lstm_actor_critic
 from components.advantage import compute_gae, gae_from_values, next_state_values
 from components.cartpole_env import CartPoleEnv

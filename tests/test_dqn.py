@@ -1,0 +1,193 @@
+"""DQN: schedule, replay, target cadence, TD target, trainer bookkeeping, resume."""
+import json
+
+import pytest
+import torch
+from tensordict import TensorDict
+
+from components import ConfigError, DqnAgent, DqnConfig, DqnTrainer, LinearEpsilon, TrainingRun, make_env
+from components.keys import OBS
+
+SMALL = dict(batch_size=8, min_replay_size=16, buffer_capacity=64, hidden_sizes=[16], epsilon_decay_steps=100)
+
+
+def _agent(**kw):
+    env = make_env("CartPole-v1", kw.pop("num_envs", 1), seed=0, normalize_obs=False)
+    return env, DqnAgent(4, env.action_spec, DqnConfig(**{**SMALL, **kw}))
+
+
+def _params(td):
+    return {k: v.clone() for k, v in td.flatten_keys().items()}
+
+
+def _same(a, b):
+    return all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_epsilon_schedule_start_end_and_midpoint():
+    eps = LinearEpsilon(1.0, 0.05, 1000)
+    assert eps(0) == 1.0
+    assert eps(500) == pytest.approx(0.525)
+    assert eps(1000) == pytest.approx(0.05) and eps(10**6) == pytest.approx(0.05)
+
+
+def test_replay_ring_overwrites_oldest_and_keeps_capacity():
+    env, agent = _agent(buffer_capacity=20, min_replay_size=16)
+    for i in range(30):
+        td = TensorDict({OBS: torch.full((1, 4), float(i)), "action": torch.zeros(1, dtype=torch.long), "next": {OBS: torch.zeros(1, 4), "reward": torch.zeros(1, 1), "terminated": torch.zeros(1, 1, dtype=torch.bool), "truncated": torch.zeros(1, 1, dtype=torch.bool), "done": torch.zeros(1, 1, dtype=torch.bool)}}, batch_size=[1])
+        agent.store(td)
+    assert len(agent.replay) == 20
+    stored = sorted(agent.replay.storage.get(torch.arange(20))[OBS][:, 0].tolist())
+    assert stored == [float(i) for i in range(10, 30)]
+
+
+def test_no_update_before_max_of_batch_and_min_replay():
+    env, agent = _agent(batch_size=8, min_replay_size=16)
+    trainer = DqnTrainer(env, agent, seed=0)
+    it = trainer.steps()
+    updates = [next(it).did_update for _ in range(20)]
+    assert not any(updates[:15]) and all(updates[15:])  # first update on the step that fills the 16th slot
+
+
+def test_target_starts_equal_to_online_and_syncs_exactly_at_multiples():
+    env, agent = _agent(target_update_freq=5, min_replay_size=8, batch_size=8)
+    online, target = agent.loss.value_network_params, agent.loss.target_value_network_params
+    assert _same(_params(online), _params(target))
+    trainer = DqnTrainer(env, agent, seed=0)
+    it = trainer.steps()
+    synced_at = []
+    for _ in range(22):
+        before = _params(target)
+        m = next(it)
+        if not _same(before, _params(target)):
+            synced_at.append(m.total_steps)
+    # updates start at step 8; warm-up steps count towards the cadence: copies at 10, 15, 20
+    # (TorchRL's HardUpdate(interval=5) stepped every env step would copy at 6, 12, 18)
+    assert synced_at == [10, 15, 20]
+
+
+def test_td_target_bootstraps_truncated_not_terminated_transitions():
+    env, agent = _agent(gamma=0.5)
+    obs = torch.randn(2, 4)
+    nxt = torch.randn(2, 4)
+    td = TensorDict(
+        {OBS: obs, "action": torch.tensor([0, 1]), "next": {OBS: nxt, "reward": torch.ones(2, 1), "terminated": torch.tensor([[True], [False]]), "truncated": torch.tensor([[False], [True]]), "done": torch.tensor([[True], [True]])}},
+        batch_size=[2],
+    )
+    target = agent.loss.value_estimator.value_estimate(td.clone(), target_params=agent.loss.target_value_network_params)
+    q_next = agent.q_values(nxt).max(-1).values
+    assert target[0].item() == pytest.approx(1.0)  # terminated: r only
+    assert target[1].item() == pytest.approx(1.0 + 0.5 * q_next[1].item(), rel=1e-5)  # truncated: bootstraps
+
+
+def test_stored_next_observation_is_the_real_final_one():
+    env = make_env("CartPole-v1", 1, seed=0, normalize_obs=False)
+    agent = DqnAgent(4, env.action_spec, DqnConfig(**{**SMALL, "buffer_capacity": 1000, "min_replay_size": 1000}))
+    trainer = DqnTrainer(env, agent, seed=0)
+    it = trainer.steps()
+    m = next(it)
+    while not m.episode_done:
+        m = next(it)
+    last = agent.replay.storage.get(torch.tensor([m.total_steps - 1]))
+    final_obs = last["next", OBS][0]
+    assert final_obs.abs()[[0, 2]].max() > 0.2 or m.episode_status == "Truncated"  # out of bounds, not a reset state
+    assert not torch.equal(final_obs, trainer.td[OBS][0])  # the env moved on to a fresh reset observation
+    assert trainer.td[OBS][0].abs().max() <= 0.05
+
+
+def _trainer(tmp_path, name="run", **kw):
+    torch.manual_seed(0)  # same network initialisation for every trainer a test compares
+    env, agent = _agent(**kw)
+    run = TrainingRun.create(tmp_path, name, agent.config.to_dict())
+    factory = lambda n, seed: make_env("CartPole-v1", n, seed=seed, normalize_obs=False)
+    return DqnTrainer(env, agent, seed=0, eval_env_factory=factory).with_run(run).with_checkpoint_freq(25).with_keep_checkpoints(2)
+
+
+def test_steps_and_train_write_the_same_logs_and_checkpoints(tmp_path):
+    a, b = _trainer(tmp_path / "a"), _trainer(tmp_path / "b")
+    torch.manual_seed(0)
+    a.train(100)
+    torch.manual_seed(0)
+    it = b.steps()
+    for _ in range(100):
+        next(it)
+    assert a.run.read_jsonl("train_episodes.jsonl") == b.run.read_jsonl("train_episodes.jsonl")
+    assert [s for s, _ in a.run.checkpoints()] == [s for s, _ in b.run.checkpoints()] == [75, 100]  # pruned to 2
+    assert json.loads((b.run.path / "metadata.json").read_text())["total_steps"] == 100
+
+
+def test_eval_leaves_the_training_episode_untouched(tmp_path):
+    a, b = _trainer(tmp_path / "a"), _trainer(tmp_path / "b")
+    torch.manual_seed(0)
+    a.train(30)
+    torch.manual_seed(0)
+    b.train(15)
+    rng = torch.get_rng_state()
+    carried = b.td.clone()
+    b.eval(3)
+    assert _same(_params(b.td), _params(carried))
+    torch.set_rng_state(rng)
+    b.train(15)
+    assert _same(_params(a.td), _params(b.td))
+    assert a.run.read_jsonl("train_episodes.jsonl") == b.run.read_jsonl("train_episodes.jsonl")
+    assert len(b.run.read_jsonl("eval_episodes.jsonl")) == 3
+
+
+def test_best_is_saved_only_on_strict_improvement(tmp_path, monkeypatch):
+    from components import dqn_trainer as mod
+    from components.stats import EpisodeRecord
+
+    t = _trainer(tmp_path)
+    returns = iter([10.0, 10.0, 12.0])
+    monkeypatch.setattr(mod, "run_greedy_episodes", lambda env, policy: [EpisodeRecord(next(returns), 1, "Terminated")])
+    saved = []
+    monkeypatch.setattr(t.run, "save_best", lambda state: saved.append(state["counters"]["best_eval"]))
+    for _ in range(3):
+        t.eval(1)
+    assert saved == [10.0, 12.0]
+
+
+def test_run_ids_are_unique_within_one_second(tmp_path):
+    ids = {TrainingRun.create(tmp_path, "same", {}).metadata["run_id"] for _ in range(20)}
+    assert len(ids) == 20
+
+
+def test_resume_equals_straight_training(tmp_path):
+    torch.manual_seed(0)
+    straight = _trainer(tmp_path / "a")
+    straight.train(120)
+    torch.manual_seed(0)
+    first = _trainer(tmp_path / "b")
+    first.train(60)
+    first.save_checkpoint()
+    state = TrainingRun.find(tmp_path / "b").load_latest()
+    torch.manual_seed(123)  # resume must not depend on the process's RNG
+    resumed = _trainer(tmp_path / "c")
+    resumed.load_state_dict(state)
+    resumed.train(60)
+    pa, pb = _params(straight.agent.loss.value_network_params), _params(resumed.agent.loss.value_network_params)
+    for k in pa:
+        torch.testing.assert_close(pa[k], pb[k], rtol=0, atol=1e-6)
+    assert _same(_params(straight.agent.loss.target_value_network_params), _params(resumed.agent.loss.target_value_network_params))
+    assert straight.total_episodes == resumed.total_episodes
+
+
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        (dict(min_replay_size=200, buffer_capacity=100), r"'min_replay_size' = 200 .*\[1, 100\]"),
+        (dict(batch_size=64, min_replay_size=32), r"'batch_size' = 64 .*\[1, 32\]"),
+        (dict(epsilon_end=1.5), r"'epsilon_end' = 1.5 .*\[0.0, 1.0\]"),
+        (dict(target_update_freq=0), r"'target_update_freq' = 0 .*>= 1"),
+        (dict(train_freq=0), r"'train_freq' = 0"),
+    ],
+)
+def test_config_that_can_never_train_is_rejected(kw, msg):
+    with pytest.raises(ConfigError, match=msg):
+        DqnConfig(**kw).validate()
+
+
+def test_continuous_action_space_is_rejected():
+    env = make_env("Pendulum-v1", 1, seed=0, normalize_obs=False)
+    with pytest.raises(ValueError, match="DQN needs a discrete action space"):
+        DqnAgent(3, env.action_spec, DqnConfig())
