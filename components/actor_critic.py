@@ -15,7 +15,6 @@ import torch
 from tensordict.nn import NormalParamExtractor, TensorDictModule, TensorDictSequential
 from torch import nn
 from torchrl.data import Bounded, Categorical, OneHot, TensorSpec
-from torchrl.envs import TensorDictPrimer
 from torchrl.modules import LSTMModule, ProbabilisticActor, TanhNormal, ValueOperator
 from torch.distributions import Categorical as CategoricalDist
 
@@ -24,9 +23,13 @@ from components.keys import ACTION, EMBED, HIDDEN_C, HIDDEN_H, LOG_PROB, LOGITS,
 
 @dataclass
 class LstmActorCritic:
-    """The pieces of the agent; every one is a plain TorchRL/TensorDict module."""
+    """The pieces of the agent; every one is a plain TorchRL/TensorDict module.
 
-    lstm: LSTMModule
+    ``trunk`` is the ``LSTMModule`` (or, for the memoryless baseline arm, an MLP
+    writing the same ``embed`` key).
+    """
+
+    trunk: TensorDictModule
     actor: ProbabilisticActor  # trunk + policy head + distribution
     value_head: ValueOperator  # reads EMBED
     rollout_policy: TensorDictSequential  # actor then value head: stores log-prob and value per step
@@ -40,8 +43,9 @@ class LstmActorCritic:
     def load_state_dict(self, state: dict) -> None:
         self.rollout_policy.load_state_dict(state)
 
-    def make_primer(self) -> TensorDictPrimer:
-        return self.lstm.make_tensordict_primer()
+    @property
+    def is_recurrent(self) -> bool:
+        return isinstance(self.trunk, LSTMModule)
 
 
 def _orthogonal_(linear: nn.Module, gain: float) -> None:
@@ -59,10 +63,7 @@ def make_lstm_actor_critic(
     device: torch.device | str = "cpu",
 ) -> LstmActorCritic:
     """Builds the LSTM policy/value pair for a discrete or bounded continuous action spec."""
-    if obs_dim < 1:
-        raise ValueError(f"obs_dim must be >= 1, got {obs_dim}")
-    if hidden_size < 1:
-        raise ValueError(f"hidden_size must be >= 1, got {hidden_size}")
+    _check_sizes(obs_dim, hidden_size)
     lstm = LSTMModule(
         input_size=obs_dim,
         hidden_size=hidden_size,
@@ -71,7 +72,34 @@ def make_lstm_actor_critic(
         device=device,
     )
     _orthogonal_(lstm.lstm, math.sqrt(2))
+    return _with_heads(lstm, action_spec, hidden_size, device)
 
+
+def make_mlp_actor_critic(
+    obs_dim: int,
+    action_spec: TensorSpec,
+    hidden_size: int = 64,
+    device: torch.device | str = "cpu",
+) -> LstmActorCritic:
+    """The memoryless baseline: a 2-layer tanh MLP trunk in place of the LSTM, same heads and loss."""
+    _check_sizes(obs_dim, hidden_size)
+    net = nn.Sequential(
+        nn.Linear(obs_dim, hidden_size, device=device), nn.Tanh(), nn.Linear(hidden_size, hidden_size, device=device), nn.Tanh()
+    )
+    for layer in net:
+        if isinstance(layer, nn.Linear):
+            _orthogonal_(layer, math.sqrt(2))
+    return _with_heads(TensorDictModule(net, in_keys=[OBS], out_keys=[EMBED]), action_spec, hidden_size, device)
+
+
+def _check_sizes(obs_dim: int, hidden_size: int) -> None:
+    if obs_dim < 1:
+        raise ValueError(f"obs_dim must be >= 1, got {obs_dim}")
+    if hidden_size < 1:
+        raise ValueError(f"hidden_size must be >= 1, got {hidden_size}")
+
+
+def _with_heads(trunk: TensorDictModule, action_spec: TensorSpec, hidden_size: int, device) -> LstmActorCritic:
     if isinstance(action_spec, (Categorical, OneHot)):
         n_actions = action_spec.space.n
         head = nn.Linear(hidden_size, n_actions, device=device)
@@ -94,7 +122,7 @@ def make_lstm_actor_critic(
         )
 
     actor = ProbabilisticActor(
-        TensorDictSequential(lstm, policy_head),
+        TensorDictSequential(trunk, policy_head),
         in_keys=dist_keys,
         out_keys=[ACTION],
         distribution_class=dist_cls,
@@ -107,5 +135,5 @@ def make_lstm_actor_critic(
     _orthogonal_(vhead, 0.01)
     value_head = ValueOperator(vhead, in_keys=[EMBED], out_keys=[VALUE])
     return LstmActorCritic(
-        lstm=lstm, actor=actor, value_head=value_head, rollout_policy=TensorDictSequential(actor, value_head)
+        trunk=trunk, actor=actor, value_head=value_head, rollout_policy=TensorDictSequential(actor, value_head)
     )

@@ -42,7 +42,7 @@ def next_state_values(batch: TensorDictBase, actor_critic: LstmActorCritic) -> t
         },
         batch_size=batch.batch_size,
     ).reshape(-1)
-    actor_critic.lstm(flat)  # sequential (single-step) mode: one LSTM call over N*T rows
+    actor_critic.trunk(flat)  # sequential (single-step) mode: one LSTM call over N*T rows
     actor_critic.value_head(flat)
     return flat.get(VALUE).reshape(*batch.batch_size, 1)
 

@@ -23,7 +23,7 @@ from components.reward_scaling import ReturnScaler
 from components.training_run import check_resume_config
 
 #: config fields that fix tensor shapes or the task: a checkpoint only loads under the same values
-SHAPE_FIELDS = ("env_id", "num_envs", "rollout_len", "hidden_size", "normalize_obs")
+SHAPE_FIELDS = ("env_id", "num_envs", "rollout_len", "model", "hidden_size", "normalize_obs")
 FORMAT = "recurrent_ppo/1"
 
 

@@ -34,6 +34,7 @@ from components import (
     finished_episodes,
     make_env,
     make_lstm_actor_critic,
+    make_mlp_actor_critic,
     make_metrics_logger,
     obs_dim_of,
     plot_learning_curve,
@@ -58,7 +59,8 @@ def main(argv: list[str] | None = None) -> dict:
     env_kwargs = dict(normalize_obs=cfg.normalize_obs, lstm_hidden_size=cfg.hidden_size, flicker_mode=cfg.flicker_mode, flicker_burst=cfg.flicker_burst)
     env = make_env(cfg.env_id, cfg.num_envs, device, cfg.seed, **env_kwargs)
     eval_env = make_env(cfg.env_id, cfg.eval_episodes, device, cfg.seed + 1_000_003, **env_kwargs)
-    agent = make_lstm_actor_critic(obs_dim_of(env), env.action_spec, cfg.hidden_size, device)
+    make_agent = make_lstm_actor_critic if cfg.model == "lstm" else make_mlp_actor_critic
+    agent = make_agent(obs_dim_of(env), env.action_spec, cfg.hidden_size, device)
     run = run or TrainingRun.create(cfg.run_root, cfg.run_name, cfg.to_dict())
     trainer = RecurrentPPOTrainer(agent, cfg, on_entropy_collapse=lambda _: save(best=False))
     scaler = ReturnScaler(cfg.num_envs, cfg.gamma) if cfg.reward_scaling else None
@@ -77,9 +79,13 @@ def main(argv: list[str] | None = None) -> dict:
         run.update_progress(snapshot["counters"]["total_steps"], snapshot["counters"]["total_episodes"])
 
     def greedy_eval() -> "EvalReport":
+        # training seconds so far in this process, evaluation time excluded
+        train_s = round(time.time() - t_start - timing["eval"], 3)
+        t_eval = time.time()
         sync_obs_norm(env, eval_env)
         report = evaluate(eval_env, agent.actor, counters["total_steps"], track_success=track_success)
-        run.log_jsonl("eval_episodes.jsonl", [{"total_steps": counters["total_steps"], **e.to_dict()} for e in report.episodes])
+        timing["eval"] += time.time() - t_eval
+        run.log_jsonl("eval_episodes.jsonl", [{"total_steps": counters["total_steps"], "train_s": train_s, **e.to_dict()} for e in report.episodes])
         logger.log_scalar("eval/mean_return", report.mean_reward, step=counters["total_steps"])
         return report
 
@@ -87,7 +93,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"run directory: {run.path}  device: {device}  env: {cfg.env_id} x {cfg.num_envs}")
     bar = tqdm(total=cfg.total_steps, initial=counters["total_steps"], unit="step", dynamic_ncols=True)
     t_start, steps_at_start, recent = time.time(), counters["total_steps"], []
-    timing = {"collect": 0.0, "advantage": 0.0, "update": 0.0}
+    timing = {"collect": 0.0, "advantage": 0.0, "update": 0.0, "eval": 0.0}
     t_mark = time.time()
     try:
         batches = iter(collector)
@@ -147,7 +153,7 @@ def main(argv: list[str] | None = None) -> dict:
         plot_learning_curve(run.read_jsonl("train_episodes.jsonl"), run.read_jsonl("eval_episodes.jsonl"), run.path / "learning_curve.png", title=f"recurrent PPO on {cfg.env_id}")
     sps = (counters["total_steps"] - steps_at_start) / max(wall, 1e-9)
     print(report.format())
-    print(f"time: collection {timing['collect']:.1f}s, advantages {timing['advantage']:.1f}s, updates {timing['update']:.1f}s")
+    print(f"time: collection {timing['collect']:.1f}s, advantages {timing['advantage']:.1f}s, updates {timing['update']:.1f}s, evaluation {timing['eval']:.1f}s")
     print(f"greedy eval: mean {report.mean_reward:.2f} std {report.std_reward:.2f} | {sps:.0f} env steps/s | wall {wall:.1f}s | {run.path}")
     return {"eval": report.stats, "steps_per_s": sps, "wall_s": wall, "run_dir": str(run.path), "timing": timing}
 

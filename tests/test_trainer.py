@@ -140,8 +140,8 @@ def test_linear_lr_schedule_with_floor_and_override():
     [
         ("learning_rate", 0.0, r"\(0.0, inf\)"),
         ("n_epochs", 0, r"integer >= 1"),
-        ("envs_per_minibatch", 17, r"\[1, 16\]"),
-        ("chunk_len", 48, "divisor of rollout_len=64"),
+        ("envs_per_minibatch", 65, r"\[1, 64\]"),
+        ("chunk_len", 12, "divisor of rollout_len=16"),
         ("gamma", 1.5, r"\[0.0, 1.0\]"),
         ("kl_stop", "batch", "'update', 'epoch'"),
         ("clip_range_vf", -1.0, r"\(0.0, inf\)"),

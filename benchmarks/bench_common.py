@@ -1,0 +1,40 @@
+"""Helpers shared by the benchmark scripts: machine description, medians, result files."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+import sys
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def machine() -> str:
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
+    return f"{os.cpu_count()} cores ({cpu}), {gpu}, Python {platform.python_version()}, torch {torch.__version__}"
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def save(name: str, payload: dict) -> Path:
+    RESULTS.mkdir(exist_ok=True)
+    payload = {"date": dt.date.today().isoformat(), "machine": machine(), "command": " ".join(["python", *sys.argv]), **payload}
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(payload, indent=2))
+    return path

@@ -1,0 +1,69 @@
+"""Env-only steps per second: tensor-native CartPole vs TorchRL GymEnv (batched) vs raw gymnasium vector env.
+
+    python benchmarks/env_throughput.py --sizes 16 256 4096
+
+Random actions, auto-reset included (TorchRL ``step_and_maybe_reset``; gymnasium's own autoreset).
+Median of 3 timed repeats after a warm-up.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+import torch
+
+from bench_common import median, save
+
+
+def time_torchrl(env, steps: int) -> float:
+    td = env.reset()
+    for _ in range(5):
+        td["action"] = env.action_spec.rand()
+        _, td = env.step_and_maybe_reset(td)
+    t = time.perf_counter()
+    for _ in range(steps):
+        td["action"] = env.action_spec.rand()
+        _, td = env.step_and_maybe_reset(td)
+    return steps * env.batch_size.numel() / (time.perf_counter() - t)
+
+
+def time_gymnasium(n: int, steps: int) -> float:
+    import gymnasium as gym
+
+    env = gym.make_vec("CartPole-v1", num_envs=n, vectorization_mode="sync")
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    t = time.perf_counter()
+    for _ in range(steps):
+        env.step(rng.integers(0, 2, n))
+    return steps * n / (time.perf_counter() - t)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[16, 256, 4096])
+    ap.add_argument("--budget", type=int, default=400_000, help="env steps per timed repeat")
+    ap.add_argument("--device", default="cpu")
+    args = ap.parse_args()
+    from components import CartPoleEnv
+    from torchrl.envs import GymEnv
+
+    results = []
+    for n in args.sizes:
+        steps = max(20, args.budget // n)
+        row = {"num_envs": n}
+        row["native"] = median([time_torchrl(CartPoleEnv(n, device=args.device, seed=0), steps) for _ in range(3)])
+        gym_steps = max(10, min(steps, 20_000 // n))
+        row["torchrl_gymenv"] = median([time_torchrl(GymEnv("CartPole-v1", num_envs=n, categorical_action_encoding=True), gym_steps) for _ in range(3)])
+        row["raw_gymnasium_vector"] = median([time_gymnasium(n, gym_steps) for _ in range(3)])
+        row["native_vs_gymnasium"] = row["native"] / row["raw_gymnasium_vector"]
+        row["native_vs_torchrl_gymenv"] = row["native"] / row["torchrl_gymenv"]
+        results.append(row)
+        print(json.dumps({k: round(v) if isinstance(v, float) and v > 100 else round(v, 1) if isinstance(v, float) else v for k, v in row.items()}), flush=True)
+    print(save(f"env_throughput_{args.device}", {"results": results}))
+
+
+if __name__ == "__main__":
+    main()

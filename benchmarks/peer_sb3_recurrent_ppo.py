@@ -1,0 +1,104 @@
+"""Peer arm: sb3-contrib RecurrentPPO on CartPoleNoVel (run with benchmarks/.venv-peers/bin/python).
+
+Settings: the rl-zoo tuned ones for CartPoleNoVel-v1 (8 envs x 32 steps, batch 256, 20 epochs,
+LSTM 64 with a critic LSTM, lr lin 1e-3, clip lin 0.2, gamma 0.98, lambda 0.8, ent 0, VecNormalize).
+Every --eval-every rollouts a greedy evaluation (16 episodes) is run and its time excluded from
+the training clock, exactly as our pipeline's ``train_s``. Prints one JSON line.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import gymnasium as gym
+import numpy as np
+import torch
+from sb3_contrib import RecurrentPPO
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.vec_env import VecNormalize
+
+
+class NoVelocity(gym.ObservationWrapper):
+    def __init__(self, env):
+        super().__init__(env)
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (2,), np.float32)
+
+    def observation(self, obs):
+        return obs[[0, 2]].astype(np.float32)
+
+
+def make_env():
+    return NoVelocity(gym.make("CartPole-v1"))
+
+
+def linear(start):
+    return lambda progress: progress * start
+
+
+def greedy_eval(model, vecnorm, n=16, seed=10_000):
+    env = make_vec_env(make_env, n_envs=n, seed=seed)
+    returns, done_mask = np.zeros(n), np.zeros(n, bool)
+    obs = env.reset()
+    state, starts = None, np.ones(n, bool)
+    totals = np.zeros(n)
+    while not done_mask.all():
+        action, state = model.predict(vecnorm.normalize_obs(obs), state=state, episode_start=starts, deterministic=True)
+        obs, rew, dones, _ = env.step(action)
+        totals += rew * ~done_mask
+        newly = dones & ~done_mask
+        returns[newly] = totals[newly]
+        done_mask |= dones
+        starts = dones
+    return float(returns.mean())
+
+
+class TimedEval(BaseCallback):
+    def __init__(self, every, vecnorm, threshold):
+        super().__init__()
+        self.every, self.vecnorm, self.threshold = every, vecnorm, threshold
+        self.rollouts, self.eval_s, self.t0, self.reached = 0, 0.0, time.time(), None
+        self.curve = []
+
+    def _on_step(self):
+        return True
+
+    def _on_rollout_end(self):
+        self.rollouts += 1
+        if self.every and self.rollouts % self.every == 0:
+            train_s = time.time() - self.t0 - self.eval_s
+            t = time.time()
+            score = greedy_eval(self.model, self.vecnorm)
+            self.eval_s += time.time() - t
+            self.curve.append((self.num_timesteps, train_s, score))
+            if self.reached is None and score >= self.threshold:
+                self.reached = train_s
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=100_000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--eval-every", type=int, default=40, help="rollouts between greedy evals (0: final only)")
+    ap.add_argument("--threshold", type=float, default=475.0)
+    args = ap.parse_args()
+    torch.set_num_threads(torch.get_num_threads())
+    venv = VecNormalize(make_vec_env(make_env, n_envs=8, seed=args.seed), norm_obs=True, norm_reward=True)
+    model = RecurrentPPO(
+        "MlpLstmPolicy", venv, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
+        learning_rate=linear(1e-3), clip_range=linear(0.2), seed=args.seed, device="cpu",
+        policy_kwargs=dict(ortho_init=False, activation_fn=torch.nn.ReLU, lstm_hidden_size=64, enable_critic_lstm=True, net_arch=dict(pi=[64], vf=[64])),
+    )
+    cb = TimedEval(args.eval_every, venv, args.threshold)
+    t0 = time.time()
+    model.learn(args.steps, callback=cb)
+    wall = time.time() - t0
+    venv.training = False
+    final = greedy_eval(model, venv, n=32)
+    train_s = wall - cb.eval_s
+    print(json.dumps({"arm": "sb3-contrib", "seed": args.seed, "final": final, "train_s": train_s, "steps_per_s": args.steps / train_s, "time_to_threshold_s": cb.reached, "curve": cb.curve}))
+
+
+if __name__ == "__main__":
+    main()
