@@ -82,10 +82,18 @@ def _base_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int) -> 
         if spec.base == "CartPole":
             return CartPoleEnv(num_envs=num_envs, device=device, seed=seed)
         return TMazeEnv(spec.corridor_length, num_envs=num_envs, device=device, seed=seed)
-    from torchrl.envs import GymEnv
+    import gymnasium as gym
+    from torchrl.envs import GymWrapper
 
     gym_id = "CartPole-v1" if spec.base == "CartPole" else spec.base
-    env = GymEnv(gym_id, num_envs=num_envs, categorical_action_encoding=True, device=device)
+    # One process, N envs stepped in a loop by gymnasium's SyncVectorEnv (TorchRL's
+    # GymEnv(num_envs=N) would start N worker processes). SAME_STEP autoreset puts
+    # the real final observation in "next" and the reset one at the next root.
+    vec = gym.make_vec(
+        gym_id, num_envs=num_envs, vectorization_mode="sync",
+        vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
+    )
+    env = GymWrapper(vec, categorical_action_encoding=True, device=device)
     env.set_seed(seed)
     return env
 
@@ -123,7 +131,8 @@ def make_env(
         raise ValueError(f"num_envs must be >= 1, got {num_envs}")
     spec = parse_env_id(env_id)
     device = torch.device(device)
-    env = TransformedEnv(_base_env(spec, num_envs, device, seed))
+    base = _base_env(spec, num_envs, device, seed)
+    env = base if isinstance(base, TransformedEnv) else TransformedEnv(base)
     obs_dim = check_env_specs_supported(env, env_id)
     if spec.mask_velocity:
         env.append_transform(MaskVelocity((1, 3)))
