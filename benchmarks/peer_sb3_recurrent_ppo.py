@@ -80,7 +80,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--eval-every", type=int, default=40, help="rollouts between greedy evals (0: final only)")
+    ap.add_argument("--eval-every", type=int, default=20, help="rollouts between greedy evals, 5120 steps as in our arm (0: final only)")
     ap.add_argument("--threshold", type=float, default=475.0)
     args = ap.parse_args()
     torch.set_num_threads(torch.get_num_threads())

@@ -6,7 +6,7 @@ tensordict_speedups.install()
 from components.actor_critic import LstmActorCritic, make_lstm_actor_critic, make_mlp_actor_critic
 from components.advantage import compute_gae, gae_from_values, next_state_values
 from components.cartpole_env import CartPoleEnv
-from components.cli import build_parser, config_from_args
+from components.cli import build_parser, config_from_args, resolve_run_config
 from components.config_validation import ConfigError
 from components.device import resolve_device
 from components.dqn_agent import DqnAgent

@@ -114,7 +114,9 @@ def _with_heads(trunk: TensorDictModule, action_spec: TensorSpec, hidden_size: i
             nn.Sequential(head, NormalParamExtractor()), in_keys=[EMBED], out_keys=["loc", "scale"]
         )
         dist_keys, dist_cls = ["loc", "scale"], TanhNormal
-        dist_kwargs = {"low": action_spec.space.low, "high": action_spec.space.high}
+        # per-sample bounds: a batched env's spec carries its batch dims
+        low, high = (b.reshape(-1, act_dim)[0].to(device) for b in (action_spec.space.low, action_spec.space.high))
+        dist_kwargs = {"low": low, "high": high}
     else:
         raise ValueError(
             f"unsupported action spec {type(action_spec).__name__}: expected a discrete "

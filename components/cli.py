@@ -70,6 +70,14 @@ def config_from_args(config_cls, args: argparse.Namespace, base: dict | None = N
     return config_cls(**values)
 
 
-def explicit_overrides(config_cls, args: argparse.Namespace) -> dict:
-    return {f.name: getattr(args, f.name) for f in dataclasses.fields(config_cls) if getattr(args, f.name, None) is not None}
+def resolve_run_config(config_cls, description: str, argv: list[str] | None = None):
+    """Parses the command line: (validated config, the resumed ``TrainingRun`` or None, its latest checkpoint or None).
 
+    Precedence: dataclass defaults < the resumed run's saved config < command-line overrides.
+    """
+    from components.training_run import TrainingRun
+
+    args = build_parser(config_cls, description).parse_args(argv)
+    run = TrainingRun.find(args.resume) if args.resume else None
+    config = config_from_args(config_cls, args, base=run.config if run else None).validate()
+    return config, run, (run.load_latest() if run else None)

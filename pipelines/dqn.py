@@ -23,9 +23,8 @@ from components import (
     DqnConfig,
     DqnTrainer,
     TrainingRun,
-    build_parser,
     check_resume_config,
-    config_from_args,
+    resolve_run_config,
     make_env,
     make_metrics_logger,
     obs_dim_of,
@@ -39,10 +38,7 @@ SHAPE_FIELDS = ("env_id", "num_envs", "hidden_sizes", "buffer_capacity", "double
 
 def main(argv: list[str] | None = None) -> dict:
     # --- config: defaults < resumed run's config < command line ----------------------------
-    args = build_parser(DqnConfig, __doc__).parse_args(argv)
-    run = TrainingRun.find(args.resume) if args.resume else None
-    cfg = config_from_args(DqnConfig, args, base=run.config if run else None).validate()
-    resumed = run.load_latest() if run else None
+    cfg, run, resumed = resolve_run_config(DqnConfig, __doc__, argv)
     if resumed is not None:
         check_resume_config(resumed, cfg, FORMAT, SHAPE_FIELDS)
     device = resolve_device(cfg.device)

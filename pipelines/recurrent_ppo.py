@@ -25,11 +25,10 @@ from components import (
     RecurrentPPOTrainer,
     ReturnScaler,
     TrainingRun,
-    build_parser,
     build_state,
     check_compatible,
     compute_gae,
-    config_from_args,
+    resolve_run_config,
     evaluate,
     finished_episodes,
     make_env,
@@ -46,10 +45,7 @@ from components import (
 
 def main(argv: list[str] | None = None) -> dict:
     # --- config: defaults < resumed run's config < command line ----------------------
-    args = build_parser(PPOConfig, __doc__).parse_args(argv)
-    run = TrainingRun.find(args.resume) if args.resume else None
-    cfg = config_from_args(PPOConfig, args, base=run.config if run else None).validate()
-    resumed = run.load_latest() if run else None
+    cfg, run, resumed = resolve_run_config(PPOConfig, __doc__, argv)
     if resumed is not None:
         check_compatible(resumed, cfg)
     device = resolve_device(cfg.device)

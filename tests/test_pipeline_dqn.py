@@ -38,3 +38,10 @@ def test_bad_input_fails_before_any_work(tmp_path):
         dqn.main(["--buffer-capacity", "500", "--run-root", str(tmp_path)])
     with pytest.raises(ValueError, match="DQN needs a discrete action space"):
         dqn.main(["--env", "Pendulum-v1", "--run-root", str(tmp_path)])
+
+
+def test_native_backend_with_several_envs_counts_every_env_step(tmp_path):
+    out = dqn.main([*TINY, "--num-envs", "4", "--run-root", str(tmp_path), "--total-steps", "200", "--eval-every", "0", "--plot", "false"])
+    run = TrainingRun.find(tmp_path)
+    assert run.load_latest()["counters"]["total_steps"] == 200
+    assert out["eval"]["episodes"] == 2

@@ -78,3 +78,13 @@ def test_resume_with_incompatible_config_names_the_mismatch(tmp_path):
 def test_tmaze_short_corridor_is_solved(tmp_path):
     out = recurrent_ppo.main(["--env", "TMaze-5", "--total-steps", "30000", "--eval-every", "0", "--eval-episodes", "64", "--run-root", str(tmp_path), "--plot", "false"])
     assert out["eval"]["success_rate"] >= 0.95
+
+
+def test_gym_backend_runs_end_to_end(tmp_path):
+    out = _run(tmp_path, "--env", "gym:CartPoleNoVel", "--total-steps", str(2 * FRAMES), "--eval-every", "0")
+    assert out["eval"]["episodes"] == 2
+
+
+def test_continuous_actions_train_with_tanh_normal(tmp_path):
+    out = _run(tmp_path, "--env", "Pendulum-v1", "--total-steps", str(2 * FRAMES), "--eval-every", "0", "--entropy-guard", "false")
+    assert out["eval"]["episodes"] == 2 and out["eval"]["mean_reward"] < 0
