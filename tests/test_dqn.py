@@ -8,7 +8,7 @@ from tensordict import TensorDict
 from components import ConfigError, DqnAgent, DqnConfig, DqnTrainer, LinearEpsilon, TrainingRun, make_env
 from components.keys import OBS
 
-SMALL = dict(batch_size=8, min_replay_size=16, buffer_capacity=64, hidden_sizes=[16], epsilon_decay_steps=100)
+SMALL = dict(batch_size=8, min_replay_size=16, buffer_capacity=64, hidden_sizes=[16], epsilon_decay_steps=100, target_update_tau=None)
 
 
 def _agent(**kw):
@@ -64,6 +64,19 @@ def test_target_starts_equal_to_online_and_syncs_exactly_at_multiples():
     # updates start at step 8; warm-up steps count towards the cadence: copies at 10, 15, 20
     # (TorchRL's HardUpdate(interval=5) stepped every env step would copy at 6, 12, 18)
     assert synced_at == [10, 15, 20]
+
+
+def test_soft_target_update_moves_target_by_tau_each_env_step():
+    env, agent = _agent(target_update_tau=0.25, min_replay_size=8, batch_size=8)
+    online, target = agent.loss.value_network_params, agent.loss.target_value_network_params
+    with torch.no_grad():
+        for p in online.values(True, True):
+            p.add_(1.0)  # make online and target differ
+    before_t, before_o = _params(target), _params(online)
+    agent.sync_target()
+    after = _params(target)
+    for k in after:
+        torch.testing.assert_close(after[k], 0.75 * before_t[k] + 0.25 * before_o[k])
 
 
 def test_td_target_bootstraps_truncated_not_terminated_transitions():
