@@ -11,7 +11,6 @@ import time
 
 import gymnasium as gym
 import numpy as np
-import torch
 from stable_baselines3 import DQN
 
 

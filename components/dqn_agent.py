@@ -50,7 +50,8 @@ class DqnAgent:
             self.target_updater = SoftUpdate(self.loss, tau=config.target_update_tau)
         # DQNLoss(delay_value=True) creates the target as a detached copy of the online net: it
         # starts equal (the reference built it independently at random; tests pin this)
-        self.optimizer = torch.optim.Adam(self.loss.value_network_params.values(True, True), lr=config.learning_rate, eps=1e-8)
+        self.params = list(self.loss.value_network_params.values(True, True))
+        self.optimizer = torch.optim.Adam(self.params, lr=config.learning_rate, eps=1e-8)
         self.replay = TensorDictReplayBuffer(storage=LazyTensorStorage(config.buffer_capacity, device=self.device), batch_size=config.batch_size)
 
     # --- acting -----------------------------------------------------------------------
@@ -84,7 +85,7 @@ class DqnAgent:
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if self.config.max_grad_norm is not None:
-            torch.nn.utils.clip_grad_norm_(list(self.loss.value_network_params.values(True, True)), self.config.max_grad_norm)
+            torch.nn.utils.clip_grad_norm_(self.params, self.config.max_grad_norm)
         self.optimizer.step()
         return float(loss.detach())
 

@@ -14,7 +14,7 @@ exactly SPEC 2.2's order.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Callable, Iterator
 
 import torch

@@ -26,9 +26,11 @@ class NativeEnvBase(EnvBase):
         self.rng = torch.Generator(device=self.device)
         self.rng.manual_seed(0 if seed is None else int(seed))
         n = self.batch_size
+        state_spec = self._make_state_spec()
+        self._state_keys = list(state_spec)
         self.observation_spec = Composite(
             observation=Unbounded(shape=(*n, self.obs_dim), dtype=torch.float32, device=self.device),
-            **self._make_state_spec(),
+            **state_spec,
             shape=n,
             device=self.device,
         )
@@ -62,7 +64,8 @@ class NativeEnvBase(EnvBase):
     # --- TorchRL plumbing ----------------------------------------------------
     @property
     def state_keys(self) -> list[str]:
-        return list(self._make_state_spec().keys())
+        # read on every step: take the names from the spec built once in __init__
+        return self._state_keys
 
     def _reset(self, tensordict: TensorDictBase | None = None, **kwargs) -> TensorDictBase:
         n = self.batch_size[0]

@@ -71,7 +71,7 @@ class PPOConfig:
         return max(1, self.total_steps // self.frames_per_batch)
 
     def validate(self) -> "PPOConfig":
-        check(f"env_id", self.env_id, isinstance(self.env_id, str) and bool(self.env_id), "a gymnasium id or a built-in task")
+        check("env_id", self.env_id, isinstance(self.env_id, str) and bool(self.env_id), "a gymnasium id or a built-in task")
         check_int("total_steps", self.total_steps, 1)
         check_int("num_envs", self.num_envs, 1)
         check_int("rollout_len", self.rollout_len, 1)

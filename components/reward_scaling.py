@@ -9,7 +9,6 @@ global grad-norm clip then starves the policy.
 from __future__ import annotations
 
 import torch
-from tensordict import TensorDictBase
 
 
 class ReturnScaler:

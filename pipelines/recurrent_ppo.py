@@ -21,6 +21,7 @@ from tqdm import tqdm
 
 from components import (
     EntropyCollapseError,
+    EvalReport,
     PPOConfig,
     RecurrentPPOTrainer,
     ReturnScaler,
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> dict:
         run.save_checkpoint(snapshot, snapshot["counters"]["total_steps"], keep=cfg.keep_checkpoints, best=best)
         run.update_progress(snapshot["counters"]["total_steps"], snapshot["counters"]["total_episodes"])
 
-    def greedy_eval() -> "EvalReport":
+    def greedy_eval() -> EvalReport:
         # training seconds so far in this process, evaluation time excluded
         train_s = round(time.time() - t_start - timing["eval"], 3)
         t_eval = time.time()

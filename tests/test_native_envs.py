@@ -2,7 +2,6 @@
 import gymnasium as gym
 import numpy as np
 import torch
-from tensordict import TensorDict
 from torchrl.envs.utils import check_env_specs
 
 from components import CartPoleEnv, TMazeEnv

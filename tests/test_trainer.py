@@ -3,7 +3,6 @@ import math
 
 import pytest
 import torch
-from tensordict import TensorDict
 from torchrl.collectors import Collector
 
 from components import (
