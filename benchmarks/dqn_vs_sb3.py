@@ -5,8 +5,10 @@
 
 Both arms use the same network ([64, 64] ReLU), update-to-data ratio (train_freq 1,
 gradient_steps 1), batch 64, replay 100k, 1k warm-up, hard target copy every 500 env steps,
-Huber loss, grad clip 10, epsilon 1 -> 0.05 over 10k steps, one env. Reports env steps/s
-(training wall clock) and the final greedy return, medians over seeds, and their ratio.
+Huber loss, grad clip 10, epsilon 1 -> 0.05 over 10k steps. Each library runs with one env and
+with 8 envs in one process (SB3: DummyVecEnv with gradient_steps 8, so still one update per env
+step). Reports env steps/s (training wall clock) and the final greedy return, medians over seeds,
+and the ratios of ours to SB3 with the same number of envs and to SB3's usual single env.
 """
 from __future__ import annotations
 
@@ -35,11 +37,11 @@ def ours(tmp: str, seed: int, steps: int, extra: list[str]) -> dict:
     return {"final": out["eval"]["mean_reward"], "wall_s": out["wall_s"], "steps_per_s": out["steps_per_s"]}
 
 
-def peer(seed: int, steps: int) -> dict:
+def peer(seed: int, steps: int, n_envs: int) -> dict:
     python = HERE / ".venv-peers" / "bin" / "python"
     if not python.exists():
         raise SystemExit("run benchmarks/setup_peers.sh first (installs Stable-Baselines3 into benchmarks/.venv-peers)")
-    out = subprocess.run([str(python), str(HERE / "peer_sb3_dqn.py"), "--seed", str(seed), "--steps", str(steps)], check=True, capture_output=True, text=True)
+    out = subprocess.run([str(python), str(HERE / "peer_sb3_dqn.py"), "--seed", str(seed), "--steps", str(steps), "--n-envs", str(n_envs)], check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -48,19 +50,22 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--steps", type=int, default=50_000)
     args = ap.parse_args()
-    arms = {"sb3": None, "ours": [], "ours-8envs": ["--num-envs", "8"]}
+    # arm -> (library, number of envs)
+    arms = {"sb3": ("sb3", 1), "sb3-8envs": ("sb3", 8), "ours": ("ours", 1), "ours-8envs": ("ours", 8)}
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for seed in args.seeds:
-            for arm, extra in arms.items():
-                r = peer(seed, args.steps) if extra is None else ours(tmp, seed, args.steps, extra)
+            for arm, (lib, n_envs) in arms.items():
+                r = peer(seed, args.steps, n_envs) if lib == "sb3" else ours(tmp, seed, args.steps, ["--num-envs", str(n_envs)])
                 r.update(arm=arm, seed=seed)
                 rows.append(r)
                 print(json.dumps(r), flush=True)
     summary = {arm: {"median_steps_per_s": median([r["steps_per_s"] for r in rows if r["arm"] == arm]),
                      "median_final": median([r["final"] for r in rows if r["arm"] == arm]),
                      "finals": [r["final"] for r in rows if r["arm"] == arm]} for arm in arms}
-    ratios = {f"{arm}_steps_per_s_vs_sb3": summary[arm]["median_steps_per_s"] / summary["sb3"]["median_steps_per_s"] for arm in arms if arm != "sb3"}
+    sps = {arm: summary[arm]["median_steps_per_s"] for arm in arms}
+    ratios = {"ours_vs_sb3 (1 env each)": sps["ours"] / sps["sb3"], "ours-8envs_vs_sb3-8envs": sps["ours-8envs"] / sps["sb3-8envs"],
+              "ours-8envs_vs_sb3 (1 env)": sps["ours-8envs"] / sps["sb3"]}
     print(json.dumps({"summary": summary, "ratios": ratios}, indent=2))
     print(save("dqn_vs_sb3", {"steps": args.steps, "seeds": args.seeds, "shared_settings": SHARED, "summary": summary, "ratios": ratios, "runs": rows}))
 

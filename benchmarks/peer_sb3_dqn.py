@@ -12,6 +12,7 @@ import time
 import gymnasium as gym
 import numpy as np
 from stable_baselines3 import DQN
+from stable_baselines3.common.env_util import make_vec_env
 
 
 def main():
@@ -29,11 +30,12 @@ def main():
     ap.add_argument("--hidden", type=int, nargs="+", default=[64, 64])
     ap.add_argument("--eps-steps", type=int, default=10_000)
     ap.add_argument("--eps-end", type=float, default=0.05)
+    ap.add_argument("--n-envs", type=int, default=1, help="DummyVecEnv size; gradient_steps is scaled by it to keep one update per env step")
     args = ap.parse_args()
-    env = gym.make(args.env)
+    env = make_vec_env(args.env, n_envs=args.n_envs, seed=args.seed) if args.n_envs > 1 else gym.make(args.env)
     model = DQN("MlpPolicy", env, learning_rate=args.lr, batch_size=args.batch_size, buffer_size=args.buffer,
                 learning_starts=args.learning_starts, target_update_interval=args.target_update, train_freq=args.train_freq,
-                gradient_steps=args.gradient_steps, exploration_fraction=args.eps_steps / args.steps, exploration_final_eps=args.eps_end,
+                gradient_steps=args.gradient_steps * args.n_envs, exploration_fraction=args.eps_steps / args.steps, exploration_final_eps=args.eps_end,
                 max_grad_norm=10, gamma=0.99, policy_kwargs=dict(net_arch=args.hidden), seed=args.seed, device="cpu")
     t0 = time.time()
     model.learn(args.steps)
@@ -49,7 +51,7 @@ def main():
             total += r
             done = term or trunc
         returns.append(total)
-    print(json.dumps({"arm": "sb3", "seed": args.seed, "final": float(np.mean(returns)), "wall_s": wall, "steps_per_s": args.steps / wall}))
+    print(json.dumps({"arm": "sb3" if args.n_envs == 1 else f"sb3-{args.n_envs}envs", "seed": args.seed, "final": float(np.mean(returns)), "wall_s": wall, "steps_per_s": args.steps / wall}))
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from components.keys import EPISODE_REWARD, STEP_COUNT
 from components.stats import EpisodeRecord, EvalReport, StatsTracker
 from components.training_run import TrainingRun
 
-FORMAT = "dqn/1"
+FORMAT = "dqn/2"  # 2: the optimizer holds one flat parameter (flat_params.py)
 
 
 @dataclass
@@ -99,14 +99,18 @@ class DqnTrainer:
         ep_rewards = nxt.get(EPISODE_REWARD).reshape(-1).tolist()
         ep_steps = nxt.get(STEP_COUNT).reshape(-1).tolist()
         out, checkpoint_due, records = [], False, []
+        # the replay does not change until the next batched step: draw every minibatch due now in one call
+        warm = agent.is_warm()
+        n_updates = cfg.gradient_steps * sum((self.total_steps + i) % cfg.train_freq == 0 for i in range(1, self.num_envs + 1)) if warm else 0
+        batches = iter(agent.sample_batches(n_updates) if n_updates else ())
         for i in range(self.num_envs):
             self.total_steps += 1
             if cfg.target_update_tau is not None or self.total_steps % cfg.target_update_freq == 0:
                 agent.sync_target()
             loss = None
-            if agent.is_warm() and self.total_steps % cfg.train_freq == 0:
+            if warm and self.total_steps % cfg.train_freq == 0:
                 for _ in range(cfg.gradient_steps):
-                    loss = agent.update()
+                    loss = agent.update(next(batches))
             status = "Continuing" if not done[i] else ("Terminated" if terminated[i] else "Truncated")
             out.append(StepMetrics(self.total_steps, self.episode_ids[i], int(ep_steps[i]), rewards[i], ep_rewards[i], eps, loss is not None, bool(done[i]), status, loss))
             if done[i]:

@@ -91,6 +91,50 @@ def test_td_target_bootstraps_truncated_not_terminated_transitions():
     q_next = agent.q_values(nxt).max(-1).values
     assert target[0].item() == pytest.approx(1.0)  # terminated: r only
     assert target[1].item() == pytest.approx(1.0 + 0.5 * q_next[1].item(), rel=1e-5)  # truncated: bootstraps
+    ours = agent.td_target(nxt, td["next", "reward"].squeeze(-1), td["next", "terminated"].squeeze(-1))
+    torch.testing.assert_close(ours, target.squeeze(-1))  # the tensor path used for training agrees
+
+
+def _random_batch(n=32, obs_dim=4, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    terminated = torch.rand(n, 1, generator=g) < 0.3
+    truncated = ~terminated & (torch.rand(n, 1, generator=g) < 0.3)
+    return TensorDict(
+        {OBS: torch.randn(n, obs_dim, generator=g), "action": torch.randint(0, 2, (n,), generator=g),
+         "next": {OBS: torch.randn(n, obs_dim, generator=g), "reward": torch.randn(n, 1, generator=g), "terminated": terminated, "truncated": truncated, "done": terminated | truncated}},
+        batch_size=[n],
+    )
+
+
+def _fields(batch):
+    """A replay TensorDict as ``DqnAgent.td_loss``'s tensors."""
+    return batch[OBS], batch["action"], batch["next", OBS], batch["next", "reward"].squeeze(-1), batch["next", "terminated"].squeeze(-1)
+
+
+@pytest.mark.parametrize("double_dqn", [False, True])
+@pytest.mark.parametrize("tau", [None, 0.3])
+def test_tensor_loss_equals_torchrl_dqnloss_through_target_syncs_and_load(double_dqn, tau):
+    torch.manual_seed(0)
+    env, agent = _agent(double_dqn=double_dqn, target_update_tau=tau, gamma=0.9)
+    other_env, other = _agent(double_dqn=double_dqn, target_update_tau=tau, gamma=0.9)
+
+    def check(batch):
+        ours = agent.td_loss(*_fields(batch))
+        grads_ours = torch.autograd.grad(ours, agent.params)
+        ref = agent.loss(batch.clone())["loss"]
+        grads_ref = torch.autograd.grad(ref, agent.params)
+        torch.testing.assert_close(ours, ref, rtol=0, atol=1e-6)
+        for a, b in zip(grads_ours, grads_ref):
+            torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
+
+    check(_random_batch(seed=1))  # target == online at construction
+    for step in range(3):  # online moves, then the target follows by a hard copy or a soft step
+        agent.update(_fields(_random_batch(seed=10 + step)))
+        check(_random_batch(seed=2 + step))
+        agent.sync_target()
+        check(_random_batch(seed=5 + step))
+    agent.load_state_dict(other.state_dict())  # weights replaced in place: the target MLP still follows
+    check(_random_batch(seed=9))
 
 
 def test_stored_next_observation_is_the_real_final_one():
