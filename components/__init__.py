@@ -8,17 +8,19 @@ from components.advantage import compute_gae, gae_from_values, next_state_values
 from components.cartpole_env import CartPoleEnv
 from components.cli import build_parser, config_from_args, resolve_run_config
 from components.config_validation import ConfigError
-from components.device import resolve_device
+from components.device import resolve_device, set_cpu_threads
 from components.dqn_agent import DqnAgent
 from components.dqn_config import DqnConfig
 from components.dqn_trainer import DqnTrainer, StepMetrics
 from components.epsilon_schedule import LinearEpsilon
 from components.env_factory import make_env, obs_dim_of, parse_env_id
 from components.episode_log import finished_episodes
+from components.flat_params import clip_flat_grad_norm_, flatten_parameters
 from components.evaluation import evaluate, run_greedy_episodes, sync_obs_norm
 from components.learning_curve import plot_learning_curve
 from components.metrics_logger import make_metrics_logger
 from components.obs_norm import RunningObsNorm
+from components.padded_lstm import PaddedLSTMModule
 from components.pomdp_transforms import Flicker, MaskVelocity
 from components.ppo_checkpoint import build_state, check_compatible, restore_state
 from components.ppo_config import PPOConfig
@@ -43,6 +45,7 @@ __all__ = [
     "LinearEpsilon",
     "LstmActorCritic",
     "MaskVelocity",
+    "PaddedLSTMModule",
     "NonFiniteLossError",
     "PPOConfig",
     "RecurrentMinibatchSampler",
@@ -59,10 +62,12 @@ __all__ = [
     "build_state",
     "check_compatible",
     "check_resume_config",
+    "clip_flat_grad_norm_",
     "compute_gae",
     "config_from_args",
     "evaluate",
     "finished_episodes",
+    "flatten_parameters",
     "gae_from_values",
     "make_env",
     "make_lstm_actor_critic",
@@ -73,6 +78,7 @@ __all__ = [
     "parse_env_id",
     "plot_learning_curve",
     "resolve_device",
+    "set_cpu_threads",
     "resolve_run_config",
     "restore_state",
     "run_greedy_episodes",

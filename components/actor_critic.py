@@ -19,6 +19,7 @@ from torchrl.modules import LSTMModule, ProbabilisticActor, TanhNormal, ValueOpe
 from torch.distributions import Categorical as CategoricalDist
 
 from components.keys import ACTION, EMBED, HIDDEN_C, HIDDEN_H, LOG_PROB, LOGITS, OBS, VALUE
+from components.padded_lstm import PaddedLSTMModule
 
 
 @dataclass
@@ -64,7 +65,7 @@ def make_lstm_actor_critic(
 ) -> LstmActorCritic:
     """Builds the LSTM policy/value pair for a discrete or bounded continuous action spec."""
     _check_sizes(obs_dim, hidden_size)
-    lstm = LSTMModule(
+    lstm = PaddedLSTMModule(
         input_size=obs_dim,
         hidden_size=hidden_size,
         in_keys=[OBS, HIDDEN_H, HIDDEN_C],

@@ -23,6 +23,7 @@ class DqnConfig:
     num_envs: int = 1
     seed: int = 0
     device: str = "auto"
+    num_threads: int = 1  # CPU intra-op threads (device.set_cpu_threads); 0 = torch's default
     gamma: float = 0.99
     learning_rate: float = 5e-4
     batch_size: int = 128
@@ -55,6 +56,7 @@ class DqnConfig:
         check_int("num_envs", self.num_envs, 1)
         check_int("seed", self.seed, 0)
         check("device", self.device, isinstance(self.device, str) and (self.device in ("auto", "cpu") or self.device.startswith("cuda")), "'auto', 'cpu' or 'cuda[:N]'")
+        check_int("num_threads", self.num_threads, 0)
         check_float("gamma", self.gamma, 0.0, 1.0)
         check_float("learning_rate", self.learning_rate, 0.0, low_open=True)
         check_int("buffer_capacity", self.buffer_capacity, 1)

@@ -24,7 +24,7 @@ from components.training_run import check_resume_config
 
 #: config fields that fix tensor shapes or the task: a checkpoint only loads under the same values
 SHAPE_FIELDS = ("env_id", "num_envs", "rollout_len", "model", "hidden_size", "normalize_obs")
-FORMAT = "recurrent_ppo/1"
+FORMAT = "recurrent_ppo/2"  # 2: the optimizer holds one flat parameter (flat_params.py)
 
 
 def _env_rngs(env: TransformedEnv) -> dict:

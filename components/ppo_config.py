@@ -25,6 +25,7 @@ class PPOConfig:
     rollout_len: int = 16
     seed: int = 0
     device: str = "auto"
+    num_threads: int = 1  # CPU intra-op threads (device.set_cpu_threads); 0 = torch's default
     # model
     model: str = "lstm"  # "mlp": the memoryless baseline arm (same GAE, loss and trainer)
     hidden_size: int = 64
@@ -77,6 +78,7 @@ class PPOConfig:
         check_int("rollout_len", self.rollout_len, 1)
         check_int("seed", self.seed, 0)
         check("device", self.device, isinstance(self.device, str) and (self.device in ("auto", "cpu") or self.device.startswith("cuda")), "'auto', 'cpu' or 'cuda[:N]'")
+        check_int("num_threads", self.num_threads, 0)
         check_choice("model", self.model, ("lstm", "mlp"))
         check_int("hidden_size", self.hidden_size, 1)
         check_float("learning_rate", self.learning_rate, 0.0, low_open=True)

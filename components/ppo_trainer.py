@@ -15,6 +15,7 @@ import torch
 from tensordict import TensorDictBase
 
 from components.actor_critic import LstmActorCritic
+from components.flat_params import clip_flat_grad_norm_, flatten_parameters
 from components.keys import ADVANTAGE, VALUE, VALUE_TARGET
 from components.ppo_config import PPOConfig
 from components.ppo_loss import RecurrentPPOLoss
@@ -79,7 +80,9 @@ class RecurrentPPOTrainer:
             ent_coef=config.ent_coef,
         )
         self.params = [p for p in actor_critic.parameters() if p.requires_grad]
-        self.optimizer = torch.optim.Adam(self.params, lr=config.learning_rate, eps=1e-5)
+        # one flat buffer + fused Adam: the global clip and the step are one kernel each (flat_params.py)
+        self.flat_params = flatten_parameters(self.params)
+        self.optimizer = torch.optim.Adam([self.flat_params], lr=config.learning_rate, eps=1e-5, fused=self.flat_params.device.type in ("cpu", "cuda"))
         self.sampler = RecurrentMinibatchSampler(
             config.num_envs, config.rollout_len, config.envs_per_minibatch, config.chunk_len, seed=config.seed
         )
@@ -128,13 +131,13 @@ class RecurrentPPOTrainer:
                     # SB3/CleanRL meaning: this minibatch is not applied, all epochs stop
                     kl_stopped = True
                     break
-                self.optimizer.zero_grad(set_to_none=True)
+                self.flat_params.grad.zero_()  # never set_to_none: the parameters' grads are views of it
                 grad_norm = torch.tensor(float("nan"))
                 if torch.isfinite(total):
                     total.backward()
-                    grad_norm = torch.nn.utils.clip_grad_norm_(self.params, cfg.max_grad_norm)
+                    grad_norm = clip_flat_grad_norm_(self.flat_params, cfg.max_grad_norm)
                 if not (torch.isfinite(total) and torch.isfinite(grad_norm)):
-                    self.optimizer.zero_grad(set_to_none=True)
+                    self.flat_params.grad.zero_()
                     skipped += 1
                     self.nonfinite_in_a_row += 1
                     if self.nonfinite_in_a_row >= MAX_NONFINITE_IN_A_ROW:

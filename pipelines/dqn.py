@@ -30,6 +30,7 @@ from components import (
     obs_dim_of,
     plot_learning_curve,
     resolve_device,
+    set_cpu_threads,
 )
 from components.dqn_trainer import FORMAT
 
@@ -42,6 +43,7 @@ def main(argv: list[str] | None = None) -> dict:
     if resumed is not None:
         check_resume_config(resumed, cfg, FORMAT, SHAPE_FIELDS)
     device = resolve_device(cfg.device)
+    set_cpu_threads(cfg.num_threads)
     torch.manual_seed(cfg.seed)
 
     # --- env, agent, trainer --------------------------------------------------------------

@@ -39,6 +39,7 @@ from components import (
     obs_dim_of,
     plot_learning_curve,
     resolve_device,
+    set_cpu_threads,
     restore_state,
     sync_obs_norm,
 )
@@ -50,6 +51,7 @@ def main(argv: list[str] | None = None) -> dict:
     if resumed is not None:
         check_compatible(resumed, cfg)
     device = resolve_device(cfg.device)
+    set_cpu_threads(cfg.num_threads)
     torch.manual_seed(cfg.seed)
 
     # --- env, agent, trainer, collector -------------------------------------------

@@ -1,0 +1,49 @@
+"""PaddedLSTMModule: the same LSTM outputs and gradients as TorchRL's LSTMModule, without packing."""
+import torch
+from tensordict import TensorDict
+from torchrl.modules import LSTMModule, set_recurrent_mode
+
+from components.padded_lstm import PaddedLSTMModule
+
+
+def _pair():
+    torch.manual_seed(0)
+    kw = dict(input_size=3, hidden_size=8, in_keys=["obs", "h", "c"], out_keys=["y", ("next", "h"), ("next", "c")])
+    ref, ours = LSTMModule(**kw), PaddedLSTMModule(**kw)
+    ours.load_state_dict(ref.state_dict())
+    return ref, ours
+
+
+def _rollout(n=4, t=12):
+    g = torch.Generator().manual_seed(1)
+    is_init = torch.zeros(n, t, 1, dtype=torch.bool)
+    is_init[0, 3] = is_init[0, 4] = is_init[1, 11] = is_init[2, 6] = True  # incl. a 1-step episode and a last-step start
+    return TensorDict(
+        {"obs": torch.randn(n, t, 3, generator=g), "is_init": is_init,
+         "h": torch.randn(n, t, 1, 8, generator=g), "c": torch.randn(n, t, 1, 8, generator=g)},
+        batch_size=[n, t],
+    )
+
+
+def test_recurrent_outputs_and_gradients_equal_lstmmodule_with_resets_inside_rows():
+    ref, ours = _pair()
+    td = _rollout()
+    with set_recurrent_mode(True):
+        y_ref, y_ours = ref(td.clone())["y"], ours(td.clone())["y"]
+    torch.testing.assert_close(y_ours, y_ref, rtol=0, atol=1e-5)
+    w = torch.randn_like(y_ref)
+    g_ref = torch.autograd.grad((y_ref * w).sum(), list(ref.parameters()))
+    g_ours = torch.autograd.grad((y_ours * w).sum(), list(ours.parameters()))
+    for a, b in zip(g_ours, g_ref):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-5)
+
+
+def test_window_starts_use_their_stored_state():
+    _, ours = _pair()
+    td = _rollout()
+    with set_recurrent_mode(True):
+        y = ours(td.clone())["y"]
+        td["h"][2, 6] += 1.0  # the stored state of the episode that starts at step 6 of row 2
+        y2 = ours(td.clone())["y"]
+    changed = (y2 - y).abs().amax(-1) > 0
+    assert changed[2, 6:].all() and not changed[2, :6].any() and not changed[[0, 1, 3]].any()
