@@ -47,3 +47,23 @@ def test_window_starts_use_their_stored_state():
         y2 = ours(td.clone())["y"]
     changed = (y2 - y).abs().amax(-1) > 0
     assert changed[2, 6:].all() and not changed[2, :6].any() and not changed[[0, 1, 3]].any()
+
+
+def test_sequential_steps_equal_lstmmodule_and_zero_the_state_at_is_init():
+    ref, ours = _pair()
+    td = _rollout()[:, 0]  # one step of 4 envs
+    td["is_init"][1] = True  # env 1 starts an episode: its stored state must be ignored
+    a, b = ref(td.clone()), ours(td.clone())
+    for key in ("y", ("next", "h"), ("next", "c")):
+        torch.testing.assert_close(b[key], a[key], rtol=0, atol=1e-6)
+    td2 = td.clone()
+    td2["h"][1] += 1.0
+    assert torch.equal(ours(td2)["y"][1], b["y"][1])  # zeroed: the stored state did not matter
+    assert not torch.equal(ours(td2.clone().set("is_init", torch.zeros_like(td["is_init"])))["y"][1], b["y"][1])
+
+
+def test_three_dim_batches_take_lstmmodule_split_and_still_match():
+    ref, ours = _pair()
+    td = torch.stack([_rollout(), _rollout()], 0)  # [2, 4, 12]: LSTMModule's own path, unpacked LSTM
+    with set_recurrent_mode(True):
+        torch.testing.assert_close(ours(td.clone())["y"], ref(td.clone())["y"], rtol=0, atol=1e-5)
