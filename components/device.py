@@ -17,10 +17,10 @@ def set_cpu_threads(num_threads: int) -> None:
     """Intra-op CPU threads for this process; 0 leaves torch's default (one per core).
 
     The pipelines default to 1: their networks are small enough that a second thread buys
-    nothing measurable (on 2 cores both settings time within run-to-run noise), and with a fixed
-    thread count a seed's result does not depend on the machine's core count (float reductions
-    split over threads sum in a different order, and PPO on CartPoleNoVel amplifies that into a
-    different final policy).
+    nothing measurable (on 2 cores both settings time within run-to-run noise), and with a
+    fixed thread count a seed's result does not depend on the core count of a given CPU type
+    (float reductions split over threads sum in a different order, and PPO on CartPoleNoVel
+    amplifies that into a different final policy).
     """
     if num_threads > 0:
         torch.set_num_threads(num_threads)
