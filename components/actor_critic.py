@@ -1,6 +1,6 @@
 """LSTM actor-critic (SPEC 1.5): obs -> LSTM trunk -> policy head and value head.
 
-Built from TorchRL modules: an ``LSTMModule`` trunk, a ``ProbabilisticActor``
+Built from TorchRL modules: an ``LSTMModule`` trunk (``PaddedLSTMModule``, a drop-in subclass with a faster forward), a ``ProbabilisticActor``
 (Categorical for discrete actions, TanhNormal for bounded continuous ones) and
 a ``ValueOperator`` head. The critic handed to the loss is the value head
 alone: it reads the trunk output the actor just wrote, so each minibatch runs
