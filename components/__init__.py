@@ -15,8 +15,8 @@ from components.dqn_trainer import DqnTrainer, StepMetrics
 from components.epsilon_schedule import LinearEpsilon
 from components.env_factory import make_env, obs_dim_of, parse_env_id
 from components.episode_log import finished_episodes
-from components.flat_params import clip_flat_grad_norm_, flatten_parameters
 from components.evaluation import evaluate, run_greedy_episodes, sync_obs_norm
+from components.flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
 from components.learning_curve import plot_learning_curve
 from components.metrics_logger import make_metrics_logger
 from components.obs_norm import RunningObsNorm
@@ -45,8 +45,8 @@ __all__ = [
     "LinearEpsilon",
     "LstmActorCritic",
     "MaskVelocity",
-    "PaddedLSTMModule",
     "NonFiniteLossError",
+    "PaddedLSTMModule",
     "PPOConfig",
     "RecurrentMinibatchSampler",
     "RecurrentPPOLoss",
@@ -68,6 +68,7 @@ __all__ = [
     "evaluate",
     "finished_episodes",
     "flatten_parameters",
+    "fused_adam",
     "gae_from_values",
     "make_env",
     "make_lstm_actor_critic",
@@ -78,9 +79,9 @@ __all__ = [
     "parse_env_id",
     "plot_learning_curve",
     "resolve_device",
-    "set_cpu_threads",
     "resolve_run_config",
     "restore_state",
     "run_greedy_episodes",
+    "set_cpu_threads",
     "sync_obs_norm",
 ]

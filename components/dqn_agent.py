@@ -35,7 +35,7 @@ from torchrl.objectives import DQNLoss, HardUpdate, SoftUpdate
 
 from components.dqn_config import DqnConfig
 from components.epsilon_schedule import LinearEpsilon
-from components.flat_params import clip_flat_grad_norm_, flatten_parameters
+from components.flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
 from components.keys import ACTION, OBS
 
 #: what one stored transition holds: the real next observation, before any reset
@@ -71,7 +71,7 @@ class DqnAgent:
         self.target_net = target_actor.module[0].module
         # one flat buffer + fused Adam: clip and step are one kernel each, not one per tensor
         self.flat_params = flatten_parameters(self.params)
-        self.optimizer = torch.optim.Adam([self.flat_params], lr=config.learning_rate, eps=1e-8, fused=True)
+        self.optimizer = fused_adam(self.flat_params, config.learning_rate, eps=1e-8)
         self.replay = TensorDictReplayBuffer(storage=LazyTensorStorage(config.buffer_capacity, device=self.device), batch_size=config.batch_size)
 
     # --- acting -----------------------------------------------------------------------

@@ -99,16 +99,17 @@ class DqnTrainer:
         ep_rewards = nxt.get(EPISODE_REWARD).reshape(-1).tolist()
         ep_steps = nxt.get(STEP_COUNT).reshape(-1).tolist()
         out, checkpoint_due, records = [], False, []
-        # the replay does not change until the next batched step: draw every minibatch due now in one call
-        warm = agent.is_warm()
-        n_updates = cfg.gradient_steps * sum((self.total_steps + i) % cfg.train_freq == 0 for i in range(1, self.num_envs + 1)) if warm else 0
+        # which of these env steps train; the replay does not change until the next batched step,
+        # so every minibatch due now is drawn in one call
+        trains = [agent.is_warm() and (self.total_steps + i) % cfg.train_freq == 0 for i in range(1, self.num_envs + 1)]
+        n_updates = cfg.gradient_steps * sum(trains)
         batches = iter(agent.sample_batches(n_updates) if n_updates else ())
         for i in range(self.num_envs):
             self.total_steps += 1
             if cfg.target_update_tau is not None or self.total_steps % cfg.target_update_freq == 0:
                 agent.sync_target()
             loss = None
-            if warm and self.total_steps % cfg.train_freq == 0:
+            if trains[i]:
                 for _ in range(cfg.gradient_steps):
                     loss = agent.update(next(batches))
             status = "Continuing" if not done[i] else ("Terminated" if terminated[i] else "Truncated")

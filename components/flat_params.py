@@ -40,3 +40,8 @@ def clip_flat_grad_norm_(flat: torch.nn.Parameter, max_norm: float) -> torch.Ten
     norm = torch.linalg.vector_norm(flat.grad)
     flat.grad.mul_((max_norm / (norm + 1e-6)).clamp_(max=1.0))
     return norm
+
+
+def fused_adam(flat: torch.nn.Parameter, lr: float, eps: float) -> torch.optim.Adam:
+    """Adam over the flat parameter, fused into one kernel where torch has one (CPU, CUDA)."""
+    return torch.optim.Adam([flat], lr=lr, eps=eps, fused=flat.device.type in ("cpu", "cuda"))

@@ -15,7 +15,7 @@ import torch
 from tensordict import TensorDictBase
 
 from components.actor_critic import LstmActorCritic
-from components.flat_params import clip_flat_grad_norm_, flatten_parameters
+from components.flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
 from components.keys import ADVANTAGE, VALUE, VALUE_TARGET
 from components.ppo_config import PPOConfig
 from components.ppo_loss import RecurrentPPOLoss
@@ -82,7 +82,7 @@ class RecurrentPPOTrainer:
         self.params = [p for p in actor_critic.parameters() if p.requires_grad]
         # one flat buffer + fused Adam: the global clip and the step are one kernel each (flat_params.py)
         self.flat_params = flatten_parameters(self.params)
-        self.optimizer = torch.optim.Adam([self.flat_params], lr=config.learning_rate, eps=1e-5, fused=self.flat_params.device.type in ("cpu", "cuda"))
+        self.optimizer = fused_adam(self.flat_params, config.learning_rate, eps=1e-5)
         self.sampler = RecurrentMinibatchSampler(
             config.num_envs, config.rollout_len, config.envs_per_minibatch, config.chunk_len, seed=config.seed
         )

@@ -62,8 +62,8 @@ def test_sequential_steps_equal_lstmmodule_and_zero_the_state_at_is_init():
     assert not torch.equal(ours(td2.clone().set("is_init", torch.zeros_like(td["is_init"])))["y"][1], b["y"][1])
 
 
-def test_three_dim_batches_take_lstmmodule_split_and_still_match():
+def test_three_dim_batches_fold_into_rows_and_match_lstmmodule():
     ref, ours = _pair()
-    td = torch.stack([_rollout(), _rollout()], 0)  # [2, 4, 12]: LSTMModule's own path, unpacked LSTM
+    td = torch.stack([_rollout(), _rollout()], 0)  # [2, 4, 12]: leading dims folded into rows
     with set_recurrent_mode(True):
         torch.testing.assert_close(ours(td.clone())["y"], ref(td.clone())["y"], rtol=0, atol=1e-5)
