@@ -48,7 +48,7 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     args = ap.parse_args()
     from components import CartPoleEnv
-    from components.env_factory import EnvSpec, _base_env
+    from components.envs.factory import EnvSpec, _base_env
 
     results = []
     for n in args.sizes:

@@ -75,7 +75,7 @@ def resolve_run_config(config_cls, description: str, argv: list[str] | None = No
 
     Precedence: dataclass defaults < the resumed run's saved config < command-line overrides.
     """
-    from components.training_run import TrainingRun
+    from components.runs.run_dir import TrainingRun
 
     args = build_parser(config_cls, description).parse_args(argv)
     run = TrainingRun.find(args.resume) if args.resume else None

@@ -32,7 +32,7 @@ from components import (
     resolve_device,
     set_cpu_threads,
 )
-from components.dqn_trainer import FORMAT
+from components.dqn.trainer import FORMAT
 
 SHAPE_FIELDS = ("env_id", "num_envs", "hidden_sizes", "buffer_capacity", "double_dqn")
 

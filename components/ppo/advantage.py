@@ -23,8 +23,8 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 from torchrl.objectives.value.functional import generalized_advantage_estimate
 
-from components.actor_critic import LstmActorCritic
-from components.reward_scaling import ReturnScaler
+from components.ppo.actor_critic import LstmActorCritic
+from components.ppo.reward_scaling import ReturnScaler
 from components.keys import ADVANTAGE, HIDDEN_C, HIDDEN_H, IS_INIT, OBS, VALUE, VALUE_TARGET
 
 

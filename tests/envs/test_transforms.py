@@ -3,8 +3,8 @@ import torch
 from torchrl.envs import TransformedEnv
 
 from components import CartPoleEnv, Flicker, MaskVelocity, RunningObsNorm, make_env
-from components.env_factory import find_transform
-from components.pomdp_transforms import BLANK_KEY
+from components.envs.lookup import find_transform
+from components.envs.pomdp_transforms import BLANK_KEY
 
 
 def test_mask_velocity_keeps_positions_and_angle():

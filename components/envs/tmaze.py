@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from torchrl.data import Unbounded
 
-from components.native_env import NativeEnvBase
+from components.envs.native import NativeEnvBase
 
 
 class TMazeEnv(NativeEnvBase):

@@ -14,13 +14,13 @@ import torch
 from torchrl.collectors import Collector
 from torchrl.envs import TransformedEnv
 
-from components.env_factory import find_transform, native_base
-from components.obs_norm import RunningObsNorm
-from components.pomdp_transforms import Flicker
-from components.ppo_config import PPOConfig
-from components.ppo_trainer import RecurrentPPOTrainer
-from components.reward_scaling import ReturnScaler
-from components.training_run import check_resume_config
+from components.envs.lookup import find_transform, native_base
+from components.envs.obs_norm import RunningObsNorm
+from components.envs.pomdp_transforms import Flicker
+from components.ppo.config import PPOConfig
+from components.ppo.trainer import RecurrentPPOTrainer
+from components.ppo.reward_scaling import ReturnScaler
+from components.runs.run_dir import check_resume_config
 
 #: config fields that fix tensor shapes or the task: a checkpoint only loads under the same values
 SHAPE_FIELDS = ("env_id", "num_envs", "rollout_len", "model", "hidden_size", "normalize_obs")

@@ -3,7 +3,7 @@ import torch
 from tensordict import TensorDict
 from torchrl.modules import LSTMModule, set_recurrent_mode
 
-from components.padded_lstm import PaddedLSTMModule
+from components.ppo.padded_lstm import PaddedLSTMModule
 
 
 def _pair():

@@ -14,7 +14,7 @@ import math
 import torch
 from torchrl.data import Unbounded
 
-from components.native_env import NativeEnvBase
+from components.envs.native import NativeEnvBase
 
 # gymnasium CartPole-v1 constants
 GRAVITY = 9.8

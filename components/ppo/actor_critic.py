@@ -19,7 +19,7 @@ from torchrl.modules import LSTMModule, ProbabilisticActor, TanhNormal, ValueOpe
 from torch.distributions import Categorical as CategoricalDist
 
 from components.keys import ACTION, EMBED, HIDDEN_C, HIDDEN_H, LOG_PROB, LOGITS, OBS, VALUE
-from components.padded_lstm import PaddedLSTMModule
+from components.ppo.padded_lstm import PaddedLSTMModule
 
 
 @dataclass

@@ -6,8 +6,8 @@ from torchrl.envs import InitTracker, TransformedEnv
 from torchrl.collectors import Collector
 
 from components import CartPoleEnv, make_lstm_actor_critic
-from components.advantage import gae_from_values, next_state_values
-from components.env_factory import lstm_primer
+from components.ppo.advantage import gae_from_values, next_state_values
+from components.envs.factory import lstm_primer
 from components.keys import ADVANTAGE, HIDDEN_H, OBS, VALUE, VALUE_TARGET
 
 G, L = 0.9, 0.5

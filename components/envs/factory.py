@@ -20,14 +20,13 @@ from dataclasses import dataclass
 
 import torch
 from torchrl.data import Bounded, Categorical, OneHot, Unbounded
-from torchrl.envs import Compose, EnvBase, InitTracker, RewardSum, StepCounter, TensorDictPrimer, TransformedEnv
+from torchrl.envs import EnvBase, InitTracker, RewardSum, StepCounter, TensorDictPrimer, TransformedEnv
 
-from components.cartpole_env import CartPoleEnv
+from components.envs.cartpole import CartPoleEnv
 from components.keys import HIDDEN_C, HIDDEN_H, OBS
-from components.native_env import NativeEnvBase
-from components.obs_norm import RunningObsNorm
-from components.pomdp_transforms import Flicker, MaskVelocity
-from components.tmaze_env import TMazeEnv
+from components.envs.obs_norm import RunningObsNorm
+from components.envs.pomdp_transforms import Flicker, MaskVelocity
+from components.envs.tmaze import TMazeEnv
 
 BUILTIN_IDS = ("CartPole-v1", "CartPoleNoVel", "MaskedCartPole", "FlickeringCartPole[-p]", "TMaze[-corridor]")
 
@@ -157,20 +156,3 @@ def lstm_primer(hidden_size: int, num_layers: int = 1) -> TensorDictPrimer:
     )
 
 
-def obs_dim_of(env: EnvBase) -> int:
-    return env.observation_spec[OBS].shape[-1]
-
-
-def find_transform(env: TransformedEnv, cls: type):
-    """The first transform of type ``cls`` in ``env`` (or None)."""
-    transform = env.transform
-    items = transform if isinstance(transform, Compose) else [transform]
-    for t in items:
-        if isinstance(t, cls):
-            return t
-    return None
-
-
-def native_base(env: EnvBase) -> NativeEnvBase | None:
-    base = env.base_env if isinstance(env, TransformedEnv) else env
-    return base if isinstance(base, NativeEnvBase) else None

@@ -21,7 +21,7 @@ from tensordict import TensorDictBase
 from torchrl.modules import set_recurrent_mode
 from torchrl.objectives import ClipPPOLoss
 
-from components.actor_critic import LstmActorCritic
+from components.ppo.actor_critic import LstmActorCritic
 from components.keys import ACTION, ADVANTAGE, LOG_PROB, MASK, VALUE, VALUE_TARGET
 
 

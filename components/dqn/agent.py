@@ -33,8 +33,8 @@ from torchrl.envs import ExplorationType, set_exploration_type
 from torchrl.modules import MLP, EGreedyModule, QValueActor
 from torchrl.objectives import DQNLoss, HardUpdate, SoftUpdate
 
-from components.dqn_config import DqnConfig
-from components.epsilon_schedule import LinearEpsilon
+from components.dqn.config import DqnConfig
+from components.dqn.epsilon_schedule import LinearEpsilon
 from components.flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
 from components.keys import ACTION, OBS
 
@@ -158,7 +158,7 @@ class DqnAgent:
             self.replay.load_state_dict(state["replay"])
 
     def save(self, path) -> None:
-        from components.training_run import atomic_torch_save
+        from components.runs.run_dir import atomic_torch_save
 
         atomic_torch_save(path, {"config": self.config.to_dict(), **self.state_dict()})
 

@@ -12,7 +12,7 @@ import torch
 from tensordict import TensorDictBase
 from torchrl.envs.transforms import Transform
 
-from components.pomdp_transforms import BLANK_KEY
+from components.envs.pomdp_transforms import BLANK_KEY
 
 
 class RunningObsNorm(Transform):

@@ -191,8 +191,8 @@ def test_eval_leaves_the_training_episode_untouched(tmp_path):
 
 
 def test_best_is_saved_only_on_strict_improvement(tmp_path, monkeypatch):
-    from components import dqn_trainer as mod
-    from components.stats import EpisodeRecord
+    from components.dqn import trainer as mod
+    from components.runs.stats import EpisodeRecord
 
     t = _trainer(tmp_path)
     returns = iter([10.0, 10.0, 12.0])

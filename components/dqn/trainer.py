@@ -20,12 +20,12 @@ from typing import Callable, Iterator
 import torch
 from torchrl.envs import EnvBase
 
-from components.dqn_agent import DqnAgent
-from components.env_factory import native_base
-from components.evaluation import run_greedy_episodes
+from components.dqn.agent import DqnAgent
+from components.envs.lookup import native_base
+from components.runs.evaluation import run_greedy_episodes
 from components.keys import EPISODE_REWARD, STEP_COUNT
-from components.stats import EpisodeRecord, EvalReport, StatsTracker
-from components.training_run import TrainingRun
+from components.runs.stats import EpisodeRecord, EvalReport, StatsTracker
+from components.runs.run_dir import TrainingRun
 
 FORMAT = "dqn/2"  # 2: the optimizer holds one flat parameter (flat_params.py)
 

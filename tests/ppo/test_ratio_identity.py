@@ -5,10 +5,10 @@ from torchrl.envs import InitTracker, RewardSum, StepCounter, TransformedEnv
 from torchrl.modules import set_recurrent_mode
 
 from components import CartPoleEnv, RecurrentPPOLoss, make_lstm_actor_critic
-from components.advantage import compute_gae
-from components.env_factory import lstm_primer
+from components.ppo.advantage import compute_gae
+from components.envs.factory import lstm_primer
 from components.keys import HIDDEN_C, HIDDEN_H, LOG_PROB, MASK, VALUE
-from components.sampler import TRAIN_KEYS
+from components.ppo.sampler import TRAIN_KEYS
 
 T, N, MAX_STEPS = 10, 8, 15
 

@@ -14,12 +14,12 @@ from typing import Callable
 import torch
 from tensordict import TensorDictBase
 
-from components.actor_critic import LstmActorCritic
+from components.ppo.actor_critic import LstmActorCritic
 from components.flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
 from components.keys import ADVANTAGE, VALUE, VALUE_TARGET
-from components.ppo_config import PPOConfig
-from components.ppo_loss import RecurrentPPOLoss
-from components.sampler import RecurrentMinibatchSampler
+from components.ppo.config import PPOConfig
+from components.ppo.loss import RecurrentPPOLoss
+from components.ppo.sampler import RecurrentMinibatchSampler
 
 
 class EntropyCollapseError(RuntimeError):
