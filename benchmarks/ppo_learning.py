@@ -40,7 +40,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--arms", default="lstm,mlp")
     ap.add_argument("--threshold", type=float, default=475.0)
-    ap.add_argument("--eval-every", type=int, default=10)
+    ap.add_argument("--eval-every", type=int, default=10_240, help="env steps between greedy evaluations (0: final only)")
     ap.add_argument("--name", default=None)
     ap.add_argument("extra", nargs="*", help="extra pipeline arguments (after --)")
     args = ap.parse_args()

@@ -36,7 +36,7 @@ def ours(tmp: str, seed: int, steps: int, extra: list[str], eval_every: int) -> 
             "--plot", "false", "--run-root", tmp, *extra]
     with contextlib.redirect_stderr(io.StringIO()):
         out = recurrent_ppo.main(argv)
-    train_s = out["wall_s"] - out["timing"]["eval"]
+    train_s = out["wall_s"] - out["timing"]["evaluation"]
     return {"final": out["eval"]["mean_reward"], "train_s": train_s, "steps_per_s": steps / train_s,
             "time_to_threshold_s": time_to_threshold(out["run_dir"], 475.0, "mean_reward") if eval_every else None,
             "timing": {k: round(v, 2) for k, v in out["timing"].items()}}
@@ -69,9 +69,9 @@ def main() -> None:
                 elif arm == "ours-same-hp":
                     r = ours(tmp, seed, args.steps, SAME_HP, eval_every=0)
                 elif arm == "ours-native":
-                    r = ours(tmp, seed, args.steps, [], eval_every=5)
+                    r = ours(tmp, seed, args.steps, [], eval_every=5_120)
                 elif arm == "ours-gym":
-                    r = ours(tmp, seed, args.steps, ["--env", "gym:CartPoleNoVel"], eval_every=5)
+                    r = ours(tmp, seed, args.steps, ["--env", "gym:CartPoleNoVel"], eval_every=5_120)
                 else:
                     raise SystemExit(f"unknown arm {arm!r}")
                 r.update(arm=arm, seed=seed)

@@ -35,30 +35,43 @@ def _parse_value(text: str, annotation: Any, field: str):
         raise SystemExit(f"error: --{field.replace('_', '-')}: cannot parse {text!r} as {getattr(annotation, '__name__', annotation)}")
 
 
+def _metavar(annotation: Any, choices) -> str:
+    if choices:
+        return "{" + ",".join(map(str, choices)) + "}"
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    base = args[0] if typing.get_origin(annotation) in (typing.Union, types.UnionType) else annotation
+    if typing.get_origin(base) is list:
+        return "INT,INT,..."
+    return {bool: "BOOL", int: "INT", float: "FLOAT", str: "STR"}.get(base, "VALUE")
+
+
 def build_parser(config_cls, description: str) -> argparse.ArgumentParser:
+    """One ``--field-name`` option per config field, with the field's help text, choices and default."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--env", dest="env_id", default=None, help="gymnasium id, a built-in task (CartPoleNoVel, FlickeringCartPole[-p], TMaze[-N]) or gym:<id>")
-    parser.add_argument("--resume", default=None, help="run directory (or an ancestor) to continue exactly")
+    parser.add_argument("--resume", default=None, help="run directory (or an ancestor: the newest run below it) to continue exactly")
     hints = typing.get_type_hints(config_cls)
     for f in dataclasses.fields(config_cls):
-        if f.name == "env_id":
-            parser.add_argument("--env-id", dest="env_id", default=None, help=f"same as --env (default: {f.default})")
-            continue
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        shown = "none" if default is None else (",".join(map(str, default)) if isinstance(default, list) else default)
+        flags = ["--env", "--env-id"] if f.name == "env_id" else [f"--{f.name.replace('_', '-')}"]
         parser.add_argument(
-            f"--{f.name.replace('_', '-')}",
+            *flags,
             dest=f.name,
             default=None,
-            metavar=getattr(hints[f.name], "__name__", str(hints[f.name])).upper(),
-            help=f"(default: {default})",
+            metavar=_metavar(hints[f.name], f.metadata.get("choices")),
+            help=f"{f.metadata.get('help', '')} (default: {shown})",
         )
     return parser
+
+
+#: fields renamed since earlier releases: a resumed run's config.json may still use the old name
+RENAMED_FIELDS = {"checkpoint_freq": "checkpoint_every"}
 
 
 def config_from_args(config_cls, args: argparse.Namespace, base: dict | None = None):
     """Config from ``base`` (e.g. a resumed run's config) plus the overrides given on the command line."""
     hints = typing.get_type_hints(config_cls)
-    values = dict(base or {})
+    values = {RENAMED_FIELDS.get(k, k): v for k, v in (base or {}).items()}
     for f in dataclasses.fields(config_cls):
         raw = getattr(args, f.name, None)
         if raw is not None:

@@ -21,11 +21,12 @@ def check_int(field: str, value, low: int, high: int | None = None) -> None:
 
 
 def check_float(field: str, value, low: float, high: float = math.inf, low_open: bool = False, high_open: bool = False) -> None:
-    is_num = isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+    # non-finite values (nan, inf, 1e999) never pass: a field that means "off" takes None instead
+    is_num = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     ok = is_num and (value > low if low_open else value >= low) and (value < high if high_open else value <= high)
     lb = "(" if low_open else "["
     hb = ")" if high_open or high == math.inf else "]"
-    check(field, value, ok, f"a number in {lb}{low}, {high}{hb}")
+    check(field, value, ok, f"a finite number in {lb}{low}, {high}{hb}")
 
 
 def check_choice(field: str, value, choices) -> None:

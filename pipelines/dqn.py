@@ -19,80 +19,72 @@ import torch
 from tqdm import tqdm
 
 from components import (
-    DqnAgent,
-    DqnConfig,
-    DqnTrainer,
+    DQNAgent,
+    DQNConfig,
+    DQNTrainer,
     TrainingRun,
-    check_resume_config,
-    resolve_run_config,
+    deferred_stop,
     make_env,
     make_metrics_logger,
     obs_dim_of,
     plot_learning_curve,
     resolve_device,
+    resolve_run_config,
     set_cpu_threads,
 )
-from components.dqn.trainer import FORMAT
-
-SHAPE_FIELDS = ("env_id", "num_envs", "hidden_sizes", "buffer_capacity", "double_dqn")
+from components.runs.interrupts import StopRequested
 
 
 def main(argv: list[str] | None = None) -> dict:
     # --- config: defaults < resumed run's config < command line ----------------------------
-    cfg, run, resumed = resolve_run_config(DqnConfig, __doc__, argv)
-    if resumed is not None:
-        check_resume_config(resumed, cfg, FORMAT, SHAPE_FIELDS)
+    cfg, run, resumed = resolve_run_config(DQNConfig, __doc__, argv)
     device = resolve_device(cfg.device)
     set_cpu_threads(cfg.num_threads)
     torch.manual_seed(cfg.seed)
 
     # --- env, agent, trainer --------------------------------------------------------------
     env = make_env(cfg.env_id, cfg.num_envs, device, cfg.seed, normalize_obs=False)
-    agent = DqnAgent(obs_dim_of(env), env.action_spec, cfg, device)
+    agent = DQNAgent(obs_dim_of(env), env.action_spec, cfg, device)
     run = run or TrainingRun.create(cfg.run_root, cfg.run_name, cfg.to_dict())
-    trainer = (
-        DqnTrainer(env, agent, cfg.seed, eval_env_factory=lambda n, seed: make_env(cfg.env_id, n, device, seed, normalize_obs=False))
-        .with_run(run)
-        .with_checkpoint_freq(cfg.checkpoint_freq)
-        .with_keep_checkpoints(cfg.keep_checkpoints)
-    )
+    eval_env_factory = lambda n, seed: make_env(cfg.env_id, n, device, seed, normalize_obs=False)
+    trainer = DQNTrainer(env, agent, eval_env_factory, run=run, logger=make_metrics_logger(cfg.logger, run.path))
     if resumed is not None:
-        trainer.load_state_dict(resumed)
-        for log in ("train_episodes.jsonl", "eval_episodes.jsonl"):
-            run.truncate_jsonl(log, trainer.total_steps)
-    logger = make_metrics_logger(cfg.logger, run.path)
-    trainer.on_eval = lambda report: logger.log_scalar("eval/mean_return", report.mean_reward, step=report.total_steps)
+        trainer.resume(resumed)
 
     # --- train with periodic greedy evaluation ---------------------------------------------
     print(f"run directory: {run.path}  device: {device}  env: {cfg.env_id} x {cfg.num_envs}")
     bar = tqdm(total=cfg.total_steps, initial=trainer.total_steps, unit="step", dynamic_ncols=True)
     t_start, steps_at_start = time.time(), trainer.total_steps
 
-    def progress(tr: DqnTrainer, metrics) -> None:
-        bar.update(len(metrics))
-        last = metrics[-1]
-        if last.loss is not None:
-            logger.log_scalar("train/loss", last.loss, step=last.total_steps)
-        if tr.total_steps % 250 < len(metrics):
-            sps = (tr.total_steps - steps_at_start) / max(time.time() - t_start, 1e-9)
-            bar.set_postfix(ret=f"{tr.stats.summary()['recent_reward']:.1f}", eps=f"{last.epsilon:.3f}", sps=f"{sps:.0f}")
-
     try:
-        while trainer.total_steps < cfg.total_steps:
-            chunk = cfg.eval_every or cfg.total_steps
-            trainer.train(min(chunk - trainer.total_steps % chunk, cfg.total_steps - trainer.total_steps), progress)
-            if cfg.eval_every and trainer.total_steps < cfg.total_steps:
-                trainer.eval(cfg.eval_episodes)
-    except KeyboardInterrupt:
+        with deferred_stop() as stop:  # Ctrl-C / SIGTERM take effect between env steps, never inside one
+
+            def progress(tr: DQNTrainer, metrics) -> None:
+                bar.update(len(metrics))
+                last = metrics[-1]
+                if last.loss is not None:
+                    tr.log_scalars("train", {"loss": last.loss}, step=last.total_steps)
+                if tr.total_steps % 250 < len(metrics):
+                    sps = (tr.total_steps - steps_at_start) / max(time.time() - t_start, 1e-9)
+                    bar.set_postfix(ret=f"{tr.stats.summary()['recent_reward']:.1f}", eps=f"{last.epsilon:.3f}", sps=f"{sps:.0f}")
+                stop.check()
+
+            while trainer.total_steps < cfg.total_steps:
+                chunk = cfg.eval_every or cfg.total_steps
+                trainer.train(min(chunk - trainer.total_steps % chunk, cfg.total_steps - trainer.total_steps), progress)
+                if cfg.eval_every and trainer.total_steps < cfg.total_steps:
+                    trainer.eval()
+                    stop.check()
+    except KeyboardInterrupt as err:
         bar.close()
         trainer.save_checkpoint()
-        print(f"\ninterrupted: checkpoint at {trainer.total_steps} steps saved to {run.path / 'latest.pt'}")
-        raise SystemExit(130)
+        print(f"\ninterrupted: checkpoint of the last complete step ({trainer.total_steps}) saved to {run.path / 'latest.pt'}")
+        raise SystemExit(err.exit_code if isinstance(err, StopRequested) else 130)
     bar.close()
     wall = time.time() - t_start
 
     # --- final evaluation, checkpoint and plot ------------------------------------------------
-    report = trainer.eval(cfg.eval_episodes)
+    report = trainer.eval()
     trainer.save_checkpoint()
     if cfg.plot:
         plot_learning_curve(run.read_jsonl("train_episodes.jsonl"), run.read_jsonl("eval_episodes.jsonl"), run.path / "learning_curve.png", title=f"DQN on {cfg.env_id}")

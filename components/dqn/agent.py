@@ -1,4 +1,4 @@
-"""``DqnAgent``: Q-network, epsilon-greedy acting, TorchRL ``DQNLoss``, target updates, replay (SPEC 2.2).
+"""``DQNAgent``: Q-network, epsilon-greedy acting, TorchRL ``DQNLoss``, target updates, replay (SPEC 2.2).
 
 Reused from TorchRL: ``MLP``, ``QValueActor``, ``EGreedyModule`` (its ``eps``
 is set from our step-indexed schedule), ``DQNLoss`` (TD(0) target
@@ -33,7 +33,7 @@ from torchrl.envs import ExplorationType, set_exploration_type
 from torchrl.modules import MLP, EGreedyModule, QValueActor
 from torchrl.objectives import DQNLoss, HardUpdate, SoftUpdate
 
-from components.dqn.config import DqnConfig
+from components.dqn.config import DQNConfig
 from components.dqn.epsilon_schedule import LinearEpsilon
 from components.flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
 from components.keys import ACTION, OBS
@@ -42,8 +42,8 @@ from components.keys import ACTION, OBS
 TRANSITION_KEYS = (OBS, ACTION, ("next", OBS), ("next", "reward"), ("next", "terminated"), ("next", "truncated"), ("next", "done"))
 
 
-class DqnAgent:
-    def __init__(self, obs_dim: int, action_spec: TensorSpec, config: DqnConfig, device: torch.device | str = "cpu"):
+class DQNAgent:
+    def __init__(self, obs_dim: int, action_spec: TensorSpec, config: DQNConfig, device: torch.device | str = "cpu"):
         self.config = config.validate()
         self.device = torch.device(device)
         if not hasattr(action_spec, "space") or not hasattr(action_spec.space, "n"):
@@ -163,8 +163,9 @@ class DqnAgent:
         atomic_torch_save(path, {"config": self.config.to_dict(), **self.state_dict()})
 
     def load(self, path) -> None:
+        """Loads a file written by ``save`` or a pipeline checkpoint (which nests the agent under ``"agent"``)."""
         state = torch.load(path, map_location=self.device, weights_only=False)
-        self.load_state_dict(state)
+        self.load_state_dict(state.get("agent", state))
 
     def export_policy(self) -> QValueActor:
         """A detached, inference-only copy of the greedy Q-policy (no optimizer, no target net)."""
@@ -172,3 +173,7 @@ class DqnAgent:
         for p in policy.parameters():
             p.requires_grad_(False)
         return policy
+
+
+#: the earlier spelling, kept as an alias
+DqnAgent = DQNAgent

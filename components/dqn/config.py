@@ -1,62 +1,44 @@
-"""``DqnConfig``: the DQN pipeline's knobs, validated before any work (SPEC 2.1).
+"""``DQNConfig``: the DQN pipeline's knobs, validated before any work.
 
-Defaults: SPEC 2.1's CartPole column (1k warm-up, buffer 100k, one update per env
-step, Huber, Adam, epsilon over 10k steps) with the changes a 5-seed sweep on
-CartPole-v1 at 50k steps justified (benchmarks/results/dqn_sweep_Q.json, median
-final greedy return 500): double DQN, soft target updates (tau 0.005 every env
-step), lr 5e-4, batch 128, [128, 128] hidden units, final epsilon 0.02. The
-SPEC's hard copy every ``target_update_freq`` steps is one flag away
-(``--target-update-tau none``). The generic reference values (lr 1e-4, 10k
-warm-up, ...) are in the SPEC table.
+Defaults: the reference trainer's CartPole column (1k warm-up, buffer 100k, one update per
+env step, Huber loss, Adam, epsilon decayed over 10k steps) with the changes a 5-seed
+sweep on CartPole-v1 at 50k steps justified (benchmarks/results/dqn_sweep_Q.json, median
+final greedy return 500): double DQN, soft target updates (tau 0.005 every env step),
+lr 5e-4, batch 128, [128, 128] hidden units, final epsilon 0.02. The reference's hard
+copy every ``target_update_freq`` steps is one flag away (``--target-update-tau none``).
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 
-from components.config_validation import check, check_choice, check_float, check_int
+from components.config_validation import check, check_float, check_int
+from components.run_config import RunConfig, knob, override
 
 
 @dataclass
-class DqnConfig:
-    env_id: str = "CartPole-v1"
-    total_steps: int = 50_000
-    num_envs: int = 1
-    seed: int = 0
-    device: str = "auto"
-    num_threads: int = 1  # CPU intra-op threads (device.set_cpu_threads); 0 = torch's default
-    gamma: float = 0.99
-    learning_rate: float = 5e-4
-    batch_size: int = 128
-    buffer_capacity: int = 100_000
-    min_replay_size: int = 1_000
-    target_update_freq: int = 250
-    target_update_tau: float | None = 0.005  # soft update every env step; None: hard copy every target_update_freq
-    hidden_sizes: list[int] = field(default_factory=lambda: [128, 128])
-    epsilon_start: float = 1.0
-    epsilon_end: float = 0.02
-    epsilon_decay_steps: int = 10_000
-    train_freq: int = 1
-    gradient_steps: int = 1
-    double_dqn: bool = True
-    max_grad_norm: float | None = 10.0
-    save_replay_buffer: bool = True
-    # run management
-    eval_every: int = 5_000  # env steps; 0 = only the final evaluation
-    eval_episodes: int = 10
-    checkpoint_freq: int = 10_000
-    keep_checkpoints: int = 3
-    logger: str = "csv"
-    run_root: str = "runs"
-    run_name: str = "dqn"
-    plot: bool = True
+class DQNConfig(RunConfig):
+    total_steps: int = override(RunConfig, "total_steps", 50_000)
+    eval_every: int = override(RunConfig, "eval_every", 5_000)
+    run_name: str = override(RunConfig, "run_name", "dqn")
+    gamma: float = knob(0.99, "discount, in [0, 1]")
+    learning_rate: float = knob(5e-4, "Adam step size, > 0")
+    batch_size: int = knob(128, "transitions per gradient step, in [1, min_replay_size]")
+    buffer_capacity: int = knob(100_000, "replay buffer size, in transitions")
+    min_replay_size: int = knob(1_000, "transitions stored before the first gradient step")
+    target_update_freq: int = knob(250, "env steps between hard target copies (used when target_update_tau is none)")
+    target_update_tau: float | None = knob(0.005, "soft target update rate every env step, in (0, 1] (none = hard copy every target_update_freq)")
+    hidden_sizes: list[int] = knob([128, 128], "Q-network hidden layer widths, comma-separated")
+    epsilon_start: float = knob(1.0, "exploration epsilon at step 0, in [0, 1]")
+    epsilon_end: float = knob(0.02, "exploration epsilon after the decay, in [0, 1]")
+    epsilon_decay_steps: int = knob(10_000, "env steps of the linear epsilon decay")
+    train_freq: int = knob(1, "env steps between training rounds")
+    gradient_steps: int = knob(1, "gradient steps per training round")
+    double_dqn: bool = knob(True, "double DQN target (online argmax, target value)")
+    max_grad_norm: float | None = knob(10.0, "global gradient-norm clip, > 0 (none = off)")
+    save_replay_buffer: bool = knob(True, "store the replay buffer in checkpoints (needed for an exact resume)")
 
-    def validate(self) -> "DqnConfig":
-        check("env_id", self.env_id, isinstance(self.env_id, str) and bool(self.env_id), "a gymnasium id or a built-in task")
-        check_int("total_steps", self.total_steps, 1)
-        check_int("num_envs", self.num_envs, 1)
-        check_int("seed", self.seed, 0)
-        check("device", self.device, isinstance(self.device, str) and (self.device in ("auto", "cpu") or self.device.startswith("cuda")), "'auto', 'cpu' or 'cuda[:N]'")
-        check_int("num_threads", self.num_threads, 0)
+    def validate(self) -> "DQNConfig":
+        super().validate()
         check_float("gamma", self.gamma, 0.0, 1.0)
         check_float("learning_rate", self.learning_rate, 0.0, low_open=True)
         check_int("buffer_capacity", self.buffer_capacity, 1)
@@ -65,7 +47,7 @@ class DqnConfig:
         check_int("target_update_freq", self.target_update_freq, 1)
         if self.target_update_tau is not None:
             check_float("target_update_tau", self.target_update_tau, 0.0, 1.0, low_open=True)
-        check("hidden_sizes", self.hidden_sizes, isinstance(self.hidden_sizes, list) and len(self.hidden_sizes) > 0 and all(isinstance(h, int) and h >= 1 for h in self.hidden_sizes), "a non-empty list of integers >= 1")
+        check("hidden_sizes", self.hidden_sizes, isinstance(self.hidden_sizes, list) and len(self.hidden_sizes) > 0 and all(isinstance(h, int) and not isinstance(h, bool) and h >= 1 for h in self.hidden_sizes), "a non-empty list of integers >= 1")
         check_float("epsilon_start", self.epsilon_start, 0.0, 1.0)
         check_float("epsilon_end", self.epsilon_end, 0.0, 1.0)
         check_int("epsilon_decay_steps", self.epsilon_decay_steps, 1)
@@ -73,12 +55,8 @@ class DqnConfig:
         check_int("gradient_steps", self.gradient_steps, 1)
         if self.max_grad_norm is not None:
             check_float("max_grad_norm", self.max_grad_norm, 0.0, low_open=True)
-        check_int("eval_every", self.eval_every, 0)
-        check_int("eval_episodes", self.eval_episodes, 1)
-        check_int("checkpoint_freq", self.checkpoint_freq, 1)
-        check_int("keep_checkpoints", self.keep_checkpoints, 1)
-        check_choice("logger", self.logger, ("csv", "tensorboard", "wandb"))
         return self
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+
+#: the earlier spelling, kept as an alias
+DqnConfig = DQNConfig

@@ -23,7 +23,7 @@ from components.ppo.padded_lstm import PaddedLSTMModule
 
 
 @dataclass
-class LstmActorCritic:
+class LSTMActorCritic:
     """The pieces of the agent; every one is a plain TorchRL/TensorDict module.
 
     ``trunk`` is the ``LSTMModule`` (or, for the memoryless baseline arm, an MLP
@@ -62,7 +62,7 @@ def make_lstm_actor_critic(
     action_spec: TensorSpec,
     hidden_size: int = 64,
     device: torch.device | str = "cpu",
-) -> LstmActorCritic:
+) -> LSTMActorCritic:
     """Builds the LSTM policy/value pair for a discrete or bounded continuous action spec."""
     _check_sizes(obs_dim, hidden_size)
     lstm = PaddedLSTMModule(
@@ -81,7 +81,7 @@ def make_mlp_actor_critic(
     action_spec: TensorSpec,
     hidden_size: int = 64,
     device: torch.device | str = "cpu",
-) -> LstmActorCritic:
+) -> LSTMActorCritic:
     """The memoryless baseline: a 2-layer tanh MLP trunk in place of the LSTM, same heads and loss."""
     _check_sizes(obs_dim, hidden_size)
     net = nn.Sequential(
@@ -100,7 +100,7 @@ def _check_sizes(obs_dim: int, hidden_size: int) -> None:
         raise ValueError(f"hidden_size must be >= 1, got {hidden_size}")
 
 
-def _with_heads(trunk: TensorDictModule, action_spec: TensorSpec, hidden_size: int, device) -> LstmActorCritic:
+def _with_heads(trunk: TensorDictModule, action_spec: TensorSpec, hidden_size: int, device) -> LSTMActorCritic:
     if isinstance(action_spec, (Categorical, OneHot)):
         n_actions = action_spec.space.n
         head = nn.Linear(hidden_size, n_actions, device=device)
@@ -140,3 +140,7 @@ def _with_heads(trunk: TensorDictModule, action_spec: TensorSpec, hidden_size: i
     return LstmActorCritic(
         trunk=trunk, actor=actor, value_head=value_head, rollout_policy=TensorDictSequential(actor, value_head)
     )
+
+
+#: the earlier spelling, kept as an alias
+LstmActorCritic = LSTMActorCritic

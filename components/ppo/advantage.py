@@ -23,13 +23,13 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 from torchrl.objectives.value.functional import generalized_advantage_estimate
 
-from components.ppo.actor_critic import LstmActorCritic
+from components.ppo.actor_critic import LSTMActorCritic
 from components.ppo.reward_scaling import ReturnScaler
 from components.keys import ADVANTAGE, HIDDEN_C, HIDDEN_H, IS_INIT, OBS, VALUE, VALUE_TARGET
 
 
 @torch.no_grad()
-def next_state_values(batch: TensorDictBase, actor_critic: LstmActorCritic) -> torch.Tensor:
+def next_state_values(batch: TensorDictBase, actor_critic: LSTMActorCritic) -> torch.Tensor:
     """V(real next observation, state carried to it) for every step of ``batch``."""
     nxt = batch.get("next")
     flat = TensorDict(
@@ -79,7 +79,7 @@ def gae_from_values(
 
 def compute_gae(
     batch: TensorDictBase,
-    actor_critic: LstmActorCritic,
+    actor_critic: LSTMActorCritic,
     gamma: float,
     lmbda: float,
     reward_scaler: ReturnScaler | None = None,

@@ -21,7 +21,7 @@ from tensordict import TensorDictBase
 from torchrl.modules import set_recurrent_mode
 from torchrl.objectives import ClipPPOLoss
 
-from components.ppo.actor_critic import LstmActorCritic
+from components.ppo.actor_critic import LSTMActorCritic
 from components.keys import ACTION, ADVANTAGE, LOG_PROB, MASK, VALUE, VALUE_TARGET
 
 
@@ -35,7 +35,7 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
 class RecurrentPPOLoss(ClipPPOLoss):
     def __init__(
         self,
-        actor_critic: LstmActorCritic,
+        actor_critic: LSTMActorCritic,
         clip_range: float = 0.2,
         clip_range_vf: float | None = 0.2,
         vf_coef: float = 0.5,

@@ -14,7 +14,7 @@ from typing import Callable
 import torch
 from tensordict import TensorDictBase
 
-from components.ppo.actor_critic import LstmActorCritic
+from components.ppo.actor_critic import LSTMActorCritic
 from components.flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
 from components.keys import ADVANTAGE, VALUE, VALUE_TARGET
 from components.ppo.config import PPOConfig
@@ -66,7 +66,7 @@ def explained_variance(values: torch.Tensor, returns: torch.Tensor) -> float:
 class RecurrentPPOTrainer:
     def __init__(
         self,
-        actor_critic: LstmActorCritic,
+        actor_critic: LSTMActorCritic,
         config: PPOConfig,
         on_entropy_collapse: Callable[["RecurrentPPOTrainer"], None] | None = None,
     ):

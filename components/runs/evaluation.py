@@ -25,10 +25,21 @@ def sync_obs_norm(train_env: TransformedEnv, eval_env: TransformedEnv) -> None:
     dst.freeze()
 
 
+def preserved_rng():
+    """Context that restores torch's global RNG streams (CPU and every CUDA device) on exit."""
+    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+    return torch.random.fork_rng(devices=devices)
+
+
 @torch.no_grad()
 def run_greedy_episodes(env: EnvBase, policy: TensorDictModuleBase, max_steps: int = 10_000) -> list[EpisodeRecord]:
-    """Runs every env of ``env`` to its first episode end with the deterministic (mode) action."""
-    with set_exploration_type(ExplorationType.DETERMINISTIC):
+    """Runs every env of ``env`` to its first episode end with the deterministic (mode) action.
+
+    Torch's global RNG streams (CPU and CUDA) are saved and restored around the rollout:
+    building or resetting an env may draw from them, and an evaluation must not change
+    what training draws next.
+    """
+    with preserved_rng(), set_exploration_type(ExplorationType.DETERMINISTIC):
         rollout = env.rollout(max_steps, policy, break_when_any_done=False, break_when_all_done=True)
     nxt = rollout.get("next")
     done = nxt.get("done").squeeze(-1)  # [N, T]

@@ -43,7 +43,7 @@ def test_replay_ring_overwrites_oldest_and_keeps_capacity():
 
 def test_no_update_before_max_of_batch_and_min_replay():
     env, agent = _agent(batch_size=8, min_replay_size=16)
-    trainer = DqnTrainer(env, agent, seed=0)
+    trainer = DqnTrainer(env, agent)
     it = trainer.steps()
     updates = [next(it).did_update for _ in range(20)]
     assert not any(updates[:15]) and all(updates[15:])  # first update on the step that fills the 16th slot
@@ -53,7 +53,7 @@ def test_target_starts_equal_to_online_and_syncs_exactly_at_multiples():
     env, agent = _agent(target_update_freq=5, min_replay_size=8, batch_size=8)
     online, target = agent.loss.value_network_params, agent.loss.target_value_network_params
     assert _same(_params(online), _params(target))
-    trainer = DqnTrainer(env, agent, seed=0)
+    trainer = DqnTrainer(env, agent)
     it = trainer.steps()
     synced_at = []
     for _ in range(22):
@@ -140,7 +140,7 @@ def test_tensor_loss_equals_torchrl_dqnloss_through_target_syncs_and_load(double
 def test_stored_next_observation_is_the_real_final_one():
     env = make_env("CartPole-v1", 1, seed=0, normalize_obs=False)
     agent = DqnAgent(4, env.action_spec, DqnConfig(**{**SMALL, "buffer_capacity": 1000, "min_replay_size": 1000}))
-    trainer = DqnTrainer(env, agent, seed=0)
+    trainer = DqnTrainer(env, agent)
     it = trainer.steps()
     m = next(it)
     while not m.episode_done:
@@ -154,10 +154,10 @@ def test_stored_next_observation_is_the_real_final_one():
 
 def _trainer(tmp_path, name="run", **kw):
     torch.manual_seed(0)  # same network initialisation for every trainer a test compares
-    env, agent = _agent(**kw)
+    env, agent = _agent(**{"checkpoint_every": 25, "keep_checkpoints": 2, **kw})
     run = TrainingRun.create(tmp_path, name, agent.config.to_dict())
     factory = lambda n, seed: make_env("CartPole-v1", n, seed=seed, normalize_obs=False)
-    return DqnTrainer(env, agent, seed=0, eval_env_factory=factory).with_run(run).with_checkpoint_freq(25).with_keep_checkpoints(2)
+    return DqnTrainer(env, agent, eval_env_factory=factory, run=run)
 
 
 def test_steps_and_train_write_the_same_logs_and_checkpoints(tmp_path):

@@ -11,7 +11,7 @@ TINY = ["--hidden-sizes", "16", "--batch-size", "8", "--min-replay-size", "32", 
 
 
 def test_tiny_job_writes_every_run_file(tmp_path):
-    out = dqn.main([*TINY, "--run-root", str(tmp_path), "--total-steps", "300", "--eval-every", "100", "--checkpoint-freq", "100", "--keep-checkpoints", "2"])
+    out = dqn.main([*TINY, "--run-root", str(tmp_path), "--total-steps", "300", "--eval-every", "100", "--checkpoint-every", "100", "--keep-checkpoints", "2"])
     run = TrainingRun.find(tmp_path)
     names = {p.name for p in run.path.iterdir()}
     assert {"metadata.json", "config.json", "latest.pt", "best.pt", "train_episodes.jsonl", "eval_episodes.jsonl", "learning_curve.png", "metrics", "checkpoints"} <= names

@@ -16,7 +16,7 @@ def _run(tmp_path, *extra):
 
 
 def test_tiny_job_writes_every_run_file(tmp_path):
-    out = recurrent_ppo.main([*TINY[:-2], "--run-root", str(tmp_path), "--total-steps", str(4 * FRAMES), "--eval-every", "2", "--checkpoint-every", "1", "--keep-checkpoints", "2"])
+    out = recurrent_ppo.main([*TINY[:-2], "--run-root", str(tmp_path), "--total-steps", str(4 * FRAMES), "--eval-every", str(2 * FRAMES), "--checkpoint-every", str(FRAMES), "--keep-checkpoints", "2"])
     run = TrainingRun.find(tmp_path)
     names = {p.name for p in run.path.iterdir()}
     assert {"metadata.json", "config.json", "latest.pt", "best.pt", "train_episodes.jsonl", "eval_episodes.jsonl", "learning_curve.png", "metrics", "checkpoints"} <= names

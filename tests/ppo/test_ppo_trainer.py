@@ -155,6 +155,8 @@ def test_config_validation_names_field_value_and_range(field, value, accepted):
         PPOConfig(**{field: value}).validate()
 
 
-def test_clip_range_vf_none_or_inf_turns_value_clipping_off():
+def test_clip_range_vf_none_turns_value_clipping_off_and_non_finite_is_rejected():
     assert PPOConfig(clip_range_vf=None).validate()
-    assert PPOConfig(clip_range_vf=math.inf).validate()
+    for bad in (math.inf, -math.inf, math.nan):
+        with pytest.raises(ConfigError, match="'clip_range_vf'"):
+            PPOConfig(clip_range_vf=bad).validate()

@@ -1,0 +1,79 @@
+"""``RunConfig``: the fields every pipeline shares (task, budget, device, cadences, run files).
+
+Both ``PPOConfig`` and ``DQNConfig`` extend it, so a field means the same thing in both:
+every cadence (``eval_every``, ``checkpoint_every``) counts **env steps**, all envs
+together, and an evaluation or checkpoint happens when the step counter crosses a
+multiple of it. Every field carries its help text (meaning, unit, choices) in
+``metadata``; ``cli.build_parser`` prints it and ``validate`` checks ``choices``.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from components.config_validation import check, check_choice, check_int
+
+LOGGERS = ("csv", "tensorboard", "wandb")
+
+
+def knob(default: Any, help: str, choices: tuple | None = None) -> Any:
+    """A config field with its ``--help`` text and, optionally, its accepted values."""
+    meta = {"help": help, **({"choices": choices} if choices else {})}
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def crossed(steps_before: int, steps_after: int, every: int) -> bool:
+    """True when ``(steps_before, steps_after]`` holds a multiple of ``every`` (0 = never)."""
+    return every > 0 and steps_before // every != steps_after // every
+
+
+@dataclass
+class RunConfig:
+    env_id: str = knob("CartPole-v1", "gymnasium id, a built-in task (CartPoleNoVel, FlickeringCartPole[-p], TMaze[-N]) or gym:<id>")
+    total_steps: int = knob(100_000, "training budget in env steps (all envs together)")
+    num_envs: int = knob(1, "envs stepped together as one batch")
+    seed: int = knob(0, "seed of torch, the envs and every sampler (>= 0)")
+    device: str = knob("auto", "'auto' (CUDA when present, else CPU), 'cpu' or 'cuda[:N]'")
+    num_threads: int = knob(1, "CPU intra-op threads (0 = torch's default, one per core)")
+    eval_every: int = knob(10_000, "env steps between greedy evaluations (0 = only the final one)")
+    eval_episodes: int = knob(10, "greedy episodes per evaluation, one env each")
+    checkpoint_every: int = knob(10_000, "env steps between checkpoints (latest.pt, step_<N>.pt)")
+    keep_checkpoints: int = knob(3, "numbered checkpoints kept (the newest)")
+    logger: str = knob("csv", "metrics backend (TorchRL loggers; the JSONL episode logs are always written)", LOGGERS)
+    run_root: str = knob("runs", "folder that holds <run_name>/v1/<run_id>/")
+    run_name: str = knob("run", "name of the run folder under run_root")
+    plot: bool = knob(True, "write learning_curve.png at the end")
+
+    def validate(self):
+        """Checks every field; returns ``self`` so ``Config(...).validate()`` chains."""
+        check("env_id", self.env_id, isinstance(self.env_id, str) and bool(self.env_id), "a gymnasium id or a built-in task")
+        check_int("total_steps", self.total_steps, 1)
+        check_int("num_envs", self.num_envs, 1)
+        check_int("seed", self.seed, 0)
+        check("device", self.device, isinstance(self.device, str) and (self.device in ("auto", "cpu") or self.device.startswith("cuda")), "'auto', 'cpu' or 'cuda[:N]'")
+        check_int("num_threads", self.num_threads, 0)
+        check_int("eval_every", self.eval_every, 0)
+        check_int("eval_episodes", self.eval_episodes, 1)
+        check_int("checkpoint_every", self.checkpoint_every, 1)
+        check_int("keep_checkpoints", self.keep_checkpoints, 1)
+        check("run_name", self.run_name, isinstance(self.run_name, str) and bool(self.run_name) and "/" not in self.run_name, "a non-empty folder name")
+        for f in dataclasses.fields(self):
+            if "choices" in f.metadata:
+                check_choice(f.name, getattr(self, f.name), f.metadata["choices"])
+        return self
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def field_help(cls, name: str) -> str:
+        return {f.name: f.metadata.get("help", "") for f in dataclasses.fields(cls)}[name]
+
+
+def override(base: type, name: str, default: Any) -> Any:
+    """Redeclares a base field with another default, keeping its help and choices."""
+    meta = {f.name: f.metadata for f in dataclasses.fields(base)}[name]
+    return knob(default, meta["help"], meta.get("choices"))
