@@ -33,12 +33,19 @@ from components.envs.obs_norm import RunningObsNorm
 from components.envs.pomdp_transforms import Flicker, MaskVelocity
 from components.envs.tmaze import TMazeEnv
 from components.flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
-from components.ppo.actor_critic import LSTMActorCritic, LstmActorCritic, make_lstm_actor_critic, make_mlp_actor_critic
+from components.ppo.actor_critic import (
+    LSTMActorCritic,
+    LstmActorCritic,
+    make_actor_critic,
+    make_gru_actor_critic,
+    make_lstm_actor_critic,
+    make_mlp_actor_critic,
+)
 from components.ppo.advantage import compute_gae, gae_from_values, next_state_values
 from components.ppo.checkpoint import build_state, check_compatible, restore_state
 from components.ppo.config import PPOConfig
 from components.ppo.loss import RecurrentPPOLoss
-from components.ppo.padded_lstm import PaddedLSTMModule
+from components.ppo.padded_rnn import PaddedGRUModule, PaddedLSTMModule
 from components.ppo.reward_scaling import ReturnScaler
 from components.ppo.run_state import PPORunState
 from components.ppo.sampler import RecurrentMinibatchSampler
@@ -58,13 +65,13 @@ __all__ = sorted(
     [
         "CartPoleEnv", "ConfigError", "DQNAgent", "DQNConfig", "DQNTrainer", "DqnAgent", "DqnConfig", "DqnTrainer",
         "EntropyCollapseError", "EpisodeRecord", "EvalReport", "Flicker", "LSTMActorCritic", "LinearEpsilon",
-        "LstmActorCritic", "MaskVelocity", "NonFiniteLossError", "PPOConfig", "PPORunState", "PaddedLSTMModule",
+        "LstmActorCritic", "MaskVelocity", "NonFiniteLossError", "PPOConfig", "PPORunState", "PaddedGRUModule", "PaddedLSTMModule",
         "PhaseTimer", "RecurrentMinibatchSampler", "RecurrentPPOLoss", "RecurrentPPOTrainer", "ReturnScaler",
         "RunConfig", "RunState", "RunningObsNorm", "StatsTracker", "StepMetrics", "StopRequested", "TMazeEnv",
         "TrainingRun", "TrainingStats", "build_parser", "build_state", "check_compatible", "check_resume_config",
         "clip_flat_grad_norm_", "compute_gae", "config_from_args", "deferred_stop", "evaluate", "find_transform",
         "finished_episodes", "flatten_parameters", "fused_adam", "gae_from_values", "make_env",
-        "make_lstm_actor_critic", "make_metrics_logger", "make_mlp_actor_critic", "native_base",
+        "make_actor_critic", "make_gru_actor_critic", "make_lstm_actor_critic", "make_metrics_logger", "make_mlp_actor_critic", "native_base",
         "next_state_values", "obs_dim_of", "parse_env_id", "plot_learning_curve", "preserved_rng",
         "resolve_device", "resolve_run_config", "restore_state", "run_greedy_episodes", "set_cpu_threads",
         "sync_obs_norm",

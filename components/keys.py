@@ -13,3 +13,4 @@ VALUE_TARGET = "value_target"
 MASK = "mask"
 EPISODE_REWARD = "episode_reward"
 STEP_COUNT = "step_count"
+HIDDEN = "recurrent_state"  # the GRU state (TorchRL GRUModule default name)

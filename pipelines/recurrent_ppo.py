@@ -30,9 +30,8 @@ from components import (
     compute_gae,
     deferred_stop,
     make_env,
-    make_lstm_actor_critic,
+    make_actor_critic,
     make_metrics_logger,
-    make_mlp_actor_critic,
     obs_dim_of,
     plot_learning_curve,
     resolve_device,
@@ -50,11 +49,11 @@ def main(argv: list[str] | None = None) -> dict:
     torch.manual_seed(cfg.seed)
 
     # --- env, agent, trainer, collector, run state ------------------------------------
-    env_kwargs = dict(normalize_obs=cfg.normalize_obs, lstm_hidden_size=cfg.hidden_size, flicker_mode=cfg.flicker_mode, flicker_burst=cfg.flicker_burst)
+    env_kwargs = dict(normalize_obs=cfg.normalize_obs, flicker_mode=cfg.flicker_mode, flicker_burst=cfg.flicker_burst)
     env = make_env(cfg.env_id, cfg.num_envs, device, cfg.seed, **env_kwargs)
-    eval_env = make_env(cfg.env_id, cfg.eval_episodes, device, cfg.seed + 1_000_003, **env_kwargs)
-    make_agent = make_lstm_actor_critic if cfg.model == "lstm" else make_mlp_actor_critic
-    agent = make_agent(obs_dim_of(env), env.action_spec, cfg.hidden_size, device)
+    agent = make_actor_critic(cfg.model, obs_dim_of(env), env.action_spec, cfg.hidden_size, device)
+    env = agent.prime(env)  # the recurrent state, declared by the agent's trunk
+    eval_env = agent.prime(make_env(cfg.env_id, cfg.eval_episodes, device, cfg.seed + 1_000_003, **env_kwargs))
     trainer = RecurrentPPOTrainer(agent, cfg)
     scaler = ReturnScaler(cfg.num_envs, cfg.gamma) if cfg.reward_scaling else None
     collector = Collector(env, agent.rollout_policy, frames_per_batch=cfg.frames_per_batch, total_frames=-1, device=device)

@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 from tensordict import TensorDict, TensorDictBase
 from tensordict.nn import TensorDictSequential
-from torchrl.data import Categorical, LazyTensorStorage, TensorDictReplayBuffer, TensorSpec
+from torchrl.data import Categorical, LazyTensorStorage, OneHot, TensorDictReplayBuffer, TensorSpec
 from torchrl.envs import ExplorationType, set_exploration_type
 from torchrl.modules import MLP, EGreedyModule, QValueActor
 from torchrl.objectives import DQNLoss, HardUpdate, SoftUpdate
@@ -46,8 +46,9 @@ class DQNAgent:
     def __init__(self, obs_dim: int, action_spec: TensorSpec, config: DQNConfig, device: torch.device | str = "cpu"):
         self.config = config.validate()
         self.device = torch.device(device)
-        if not hasattr(action_spec, "space") or not hasattr(action_spec.space, "n"):
-            raise ValueError(f"DQN needs a discrete action space, got {type(action_spec).__name__}")
+        if not isinstance(action_spec, Categorical):
+            hint = " (one-hot encoded; build the env with categorical_action_encoding=True, as make_env does)" if isinstance(action_spec, OneHot) else ""
+            raise ValueError(f"DQN needs a discrete action space as class indices (Categorical), got {type(action_spec).__name__}{hint}")
         # per-sample spec: the env's may carry its batch dims
         self.action_spec = action_spec = Categorical(action_spec.space.n, device=self.device)
         net = MLP(in_features=obs_dim, out_features=action_spec.space.n, num_cells=list(config.hidden_sizes), activation_class=torch.nn.ReLU, device=self.device)

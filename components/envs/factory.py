@@ -9,9 +9,10 @@ Ids:
   * any other registered gymnasium id runs through TorchRL's ``GymEnv``.
 
 Every env gets, in order: the POMDP transforms, optional running observation
-normalisation, ``InitTracker``, ``StepCounter``, ``RewardSum`` and, when an
-LSTM size is given, the recurrent-state primers. Callers append any further
-TorchRL transform with ``env.append_transform``.
+normalisation, ``InitTracker``, ``StepCounter`` and ``RewardSum``. A recurrent
+agent adds its own state primer (``agent.prime(env)``, from its trunk's
+``make_tensordict_primer``); callers append any further TorchRL transform with
+``env.append_transform``.
 """
 from __future__ import annotations
 
@@ -19,11 +20,11 @@ import re
 from dataclasses import dataclass
 
 import torch
-from torchrl.data import Bounded, Categorical, OneHot, Unbounded
-from torchrl.envs import EnvBase, InitTracker, RewardSum, StepCounter, TensorDictPrimer, TransformedEnv
+from torchrl.data import Bounded, Categorical, OneHot
+from torchrl.envs import EnvBase, InitTracker, RewardSum, StepCounter, TransformedEnv
 
 from components.envs.cartpole import CartPoleEnv
-from components.keys import HIDDEN_C, HIDDEN_H, OBS
+from components.keys import OBS
 from components.envs.obs_norm import RunningObsNorm
 from components.envs.pomdp_transforms import Flicker, MaskVelocity
 from components.envs.tmaze import TMazeEnv
@@ -121,7 +122,6 @@ def make_env(
     device: torch.device | str = "cpu",
     seed: int = 0,
     normalize_obs: bool = True,
-    lstm_hidden_size: int | None = None,
     flicker_mode: str = "iid",
     flicker_burst: float = 4.0,
 ) -> TransformedEnv:
@@ -143,16 +143,4 @@ def make_env(
     env.append_transform(InitTracker())
     env.append_transform(StepCounter())
     env.append_transform(RewardSum())
-    if lstm_hidden_size is not None:
-        env.append_transform(lstm_primer(lstm_hidden_size))
     return env
-
-
-def lstm_primer(hidden_size: int, num_layers: int = 1) -> TensorDictPrimer:
-    """The primer an ``LSTMModule`` with our keys needs (same as its ``make_tensordict_primer``)."""
-    return TensorDictPrimer(
-        {HIDDEN_H: Unbounded(shape=(num_layers, hidden_size)), HIDDEN_C: Unbounded(shape=(num_layers, hidden_size))},
-        expand_specs=True,
-    )
-
-

@@ -1,10 +1,19 @@
-"""LSTM actor-critic (SPEC 1.5): obs -> LSTM trunk -> policy head and value head.
+"""Recurrent actor-critic: obs -> LSTM / GRU trunk (or an MLP) -> policy head and value head.
 
-Built from TorchRL modules: an ``LSTMModule`` trunk (``PaddedLSTMModule``, a drop-in subclass with a faster forward), a ``ProbabilisticActor``
-(Categorical for discrete actions, TanhNormal for bounded continuous ones) and
-a ``ValueOperator`` head. The critic handed to the loss is the value head
-alone: it reads the trunk output the actor just wrote, so each minibatch runs
-the LSTM once.
+Built from TorchRL modules: a ``PaddedLSTMModule`` / ``PaddedGRUModule`` trunk
+(drop-in subclasses of ``LSTMModule`` / ``GRUModule`` with a faster forward), a
+``ProbabilisticActor`` (Categorical for index actions, OneHotCategorical for one-hot
+ones, TanhNormal for bounded continuous ones) and a ``ValueOperator`` head. The
+critic handed to the loss is the value head alone: it reads the trunk output the
+actor just wrote, so each minibatch runs the trunk once.
+
+Keys belong to the modules, as in TorchRL: the observation, action and state keys
+are arguments of the factories, and every consumer (GAE, sampler, loss, trainer)
+reads them back from the agent (``obs_key``, ``state_keys``, ``in_keys``,
+``action_key``, ``value_key``) instead of from module constants. The env's
+recurrent-state primer comes from the trunk itself (``agent.primer()``, TorchRL's
+``make_tensordict_primer``), so the hidden size has one source; the MLP arm has no
+state keys at all.
 """
 from __future__ import annotations
 
@@ -14,20 +23,21 @@ from dataclasses import dataclass
 import torch
 from tensordict.nn import NormalParamExtractor, TensorDictModule, TensorDictSequential
 from torch import nn
-from torchrl.data import Bounded, Categorical, OneHot, TensorSpec
-from torchrl.modules import LSTMModule, ProbabilisticActor, TanhNormal, ValueOperator
 from torch.distributions import Categorical as CategoricalDist
+from torchrl.data import Bounded, Categorical, OneHot, TensorSpec
+from torchrl.envs import EnvBase, TransformedEnv
+from torchrl.modules import GRUModule, LSTMModule, OneHotCategorical, ProbabilisticActor, TanhNormal, ValueOperator
 
-from components.keys import ACTION, EMBED, HIDDEN_C, HIDDEN_H, LOG_PROB, LOGITS, OBS, VALUE
-from components.ppo.padded_lstm import PaddedLSTMModule
+from components.keys import ACTION, EMBED, HIDDEN, HIDDEN_C, HIDDEN_H, LOG_PROB, LOGITS, OBS, VALUE
+from components.ppo.padded_rnn import PaddedGRUModule, PaddedLSTMModule
 
 
 @dataclass
 class LSTMActorCritic:
     """The pieces of the agent; every one is a plain TorchRL/TensorDict module.
 
-    ``trunk`` is the ``LSTMModule`` (or, for the memoryless baseline arm, an MLP
-    writing the same ``embed`` key).
+    ``trunk`` is the ``LSTMModule`` or ``GRUModule`` (or, for the memoryless baseline
+    arm, an MLP writing the same ``embed`` key).
     """
 
     trunk: TensorDictModule
@@ -35,6 +45,53 @@ class LSTMActorCritic:
     value_head: ValueOperator  # reads EMBED
     rollout_policy: TensorDictSequential  # actor then value head: stores log-prob and value per step
 
+    # --- keys, read from the modules ------------------------------------------------------
+    @property
+    def is_recurrent(self) -> bool:
+        return isinstance(self.trunk, (LSTMModule, GRUModule))
+
+    @property
+    def obs_key(self):
+        return self.trunk.in_keys[0]
+
+    @property
+    def state_keys(self) -> list:
+        """The recurrent-state keys the trunk reads (stored per step by the collector); [] for the MLP."""
+        return list(self.trunk.in_keys[1:-1]) if self.is_recurrent else []
+
+    @property
+    def in_keys(self) -> list:
+        """What the agent reads from a step: observation, recurrent state and ``is_init`` (recurrent only)."""
+        return list(self.trunk.in_keys) if self.is_recurrent else [self.obs_key]
+
+    @property
+    def action_key(self):
+        return self.actor.dist_sample_keys[0]
+
+    @property
+    def log_prob_key(self):
+        return self.actor.log_prob_keys[0]
+
+    @property
+    def value_key(self):
+        return self.value_head.out_keys[0]
+
+    # --- env side ------------------------------------------------------------------------
+    def primer(self):
+        """The env transform that declares and zero-fills the trunk's recurrent state, or None (MLP)."""
+        return self.trunk.make_tensordict_primer() if self.is_recurrent else None
+
+    def prime(self, env: EnvBase) -> EnvBase:
+        """Appends ``primer()`` to ``env`` (a no-op for the MLP arm); returns the env."""
+        primer = self.primer()
+        if primer is None:
+            return env
+        if not isinstance(env, TransformedEnv):
+            env = TransformedEnv(env)
+        env.append_transform(primer)
+        return env
+
+    # --- parameters ----------------------------------------------------------------------
     def parameters(self):
         return list(self.rollout_policy.parameters())
 
@@ -43,10 +100,6 @@ class LSTMActorCritic:
 
     def load_state_dict(self, state: dict) -> None:
         self.rollout_policy.load_state_dict(state)
-
-    @property
-    def is_recurrent(self) -> bool:
-        return isinstance(self.trunk, LSTMModule)
 
 
 def _orthogonal_(linear: nn.Module, gain: float) -> None:
@@ -62,18 +115,43 @@ def make_lstm_actor_critic(
     action_spec: TensorSpec,
     hidden_size: int = 64,
     device: torch.device | str = "cpu",
+    obs_key=OBS,
+    action_key=ACTION,
+    state_keys: tuple = (HIDDEN_H, HIDDEN_C),
 ) -> LSTMActorCritic:
-    """Builds the LSTM policy/value pair for a discrete or bounded continuous action spec."""
+    """The LSTM arm, for a discrete or bounded continuous action spec.
+
+    ``obs_key`` / ``action_key`` / ``state_keys`` bind it to an env whose entries have other names.
+    """
     _check_sizes(obs_dim, hidden_size)
+    h_key, c_key = state_keys
     lstm = PaddedLSTMModule(
         input_size=obs_dim,
         hidden_size=hidden_size,
-        in_keys=[OBS, HIDDEN_H, HIDDEN_C],
-        out_keys=[EMBED, ("next", HIDDEN_H), ("next", HIDDEN_C)],
+        in_keys=[obs_key, h_key, c_key],
+        out_keys=[EMBED, ("next", h_key), ("next", c_key)],
         device=device,
     )
     _orthogonal_(lstm.lstm, math.sqrt(2))
-    return _with_heads(lstm, action_spec, hidden_size, device)
+    return _with_heads(lstm, action_spec, hidden_size, device, action_key)
+
+
+def make_gru_actor_critic(
+    obs_dim: int,
+    action_spec: TensorSpec,
+    hidden_size: int = 64,
+    device: torch.device | str = "cpu",
+    obs_key=OBS,
+    action_key=ACTION,
+    state_key=HIDDEN,
+) -> LSTMActorCritic:
+    """The GRU arm: a ``PaddedGRUModule`` trunk (TorchRL's ``GRUModule`` keys and primer), same heads."""
+    _check_sizes(obs_dim, hidden_size)
+    gru = PaddedGRUModule(
+        input_size=obs_dim, hidden_size=hidden_size, in_keys=[obs_key, state_key], out_keys=[EMBED, ("next", state_key)], device=device
+    )
+    _orthogonal_(gru.gru, math.sqrt(2))
+    return _with_heads(gru, action_spec, hidden_size, device, action_key)
 
 
 def make_mlp_actor_critic(
@@ -81,6 +159,8 @@ def make_mlp_actor_critic(
     action_spec: TensorSpec,
     hidden_size: int = 64,
     device: torch.device | str = "cpu",
+    obs_key=OBS,
+    action_key=ACTION,
 ) -> LSTMActorCritic:
     """The memoryless baseline: a 2-layer tanh MLP trunk in place of the LSTM, same heads and loss."""
     _check_sizes(obs_dim, hidden_size)
@@ -90,7 +170,19 @@ def make_mlp_actor_critic(
     for layer in net:
         if isinstance(layer, nn.Linear):
             _orthogonal_(layer, math.sqrt(2))
-    return _with_heads(TensorDictModule(net, in_keys=[OBS], out_keys=[EMBED]), action_spec, hidden_size, device)
+    return _with_heads(TensorDictModule(net, in_keys=[obs_key], out_keys=[EMBED]), action_spec, hidden_size, device, action_key)
+
+
+MODELS = {"lstm": make_lstm_actor_critic, "gru": make_gru_actor_critic, "mlp": make_mlp_actor_critic}
+
+
+def make_actor_critic(
+    model: str, obs_dim: int, action_spec: TensorSpec, hidden_size: int = 64, device: torch.device | str = "cpu", **keys
+) -> LSTMActorCritic:
+    """``model`` is one of ``MODELS``: 'lstm', 'gru' or the memoryless 'mlp' baseline; ``keys`` go to its factory."""
+    if model not in MODELS:
+        raise ValueError(f"model {model!r} is not one of {list(MODELS)}")
+    return MODELS[model](obs_dim, action_spec, hidden_size, device, **keys)
 
 
 def _check_sizes(obs_dim: int, hidden_size: int) -> None:
@@ -100,13 +192,16 @@ def _check_sizes(obs_dim: int, hidden_size: int) -> None:
         raise ValueError(f"hidden_size must be >= 1, got {hidden_size}")
 
 
-def _with_heads(trunk: TensorDictModule, action_spec: TensorSpec, hidden_size: int, device) -> LSTMActorCritic:
+def _with_heads(trunk: TensorDictModule, action_spec: TensorSpec, hidden_size: int, device, action_key=ACTION) -> LSTMActorCritic:
     if isinstance(action_spec, (Categorical, OneHot)):
         n_actions = action_spec.space.n
         head = nn.Linear(hidden_size, n_actions, device=device)
         _orthogonal_(head, 0.01)
         policy_head = TensorDictModule(head, in_keys=[EMBED], out_keys=[LOGITS])
-        dist_keys, dist_cls, dist_kwargs = [LOGITS], CategoricalDist, {}
+        # the action is stored in the spec's own encoding: an index for Categorical, a one-hot
+        # vector for OneHot (an index fed to a one-hot env would be executed as another action)
+        dist_cls = OneHotCategorical if isinstance(action_spec, OneHot) else CategoricalDist
+        dist_keys, dist_kwargs = [LOGITS], {}
     elif isinstance(action_spec, Bounded) and action_spec.dtype.is_floating_point:
         act_dim = action_spec.shape[-1]
         head = nn.Linear(hidden_size, 2 * act_dim, device=device)
@@ -127,7 +222,7 @@ def _with_heads(trunk: TensorDictModule, action_spec: TensorSpec, hidden_size: i
     actor = ProbabilisticActor(
         TensorDictSequential(trunk, policy_head),
         in_keys=dist_keys,
-        out_keys=[ACTION],
+        out_keys=[action_key],
         distribution_class=dist_cls,
         distribution_kwargs=dist_kwargs,
         return_log_prob=True,
@@ -137,7 +232,7 @@ def _with_heads(trunk: TensorDictModule, action_spec: TensorSpec, hidden_size: i
     vhead = nn.Linear(hidden_size, 1, device=device)
     _orthogonal_(vhead, 0.01)
     value_head = ValueOperator(vhead, in_keys=[EMBED], out_keys=[VALUE])
-    return LstmActorCritic(
+    return LSTMActorCritic(
         trunk=trunk, actor=actor, value_head=value_head, rollout_policy=TensorDictSequential(actor, value_head)
     )
 

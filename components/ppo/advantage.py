@@ -10,9 +10,9 @@ values ourselves:
 * ``V(s_t)`` is the value stored at collection time (the same forward the
   loss re-evaluates, so the ratio-identity test covers it);
 * ``V(s_{t+1})`` for *every* step is one batched single-step LSTM call on the
-  real next observation (``("next", "observation")``, the final one at a
-  truncation) from the state carried to it (``("next", "recurrent_state_*")``,
-  stored by the collector). That covers the window end and truncations alike.
+  real next observation (``("next", <obs key>)``, the final one at a
+  truncation) from the state carried to it (``("next", <state keys>)``,
+  stored by the collector; the keys are the agent's). That covers the window end and truncations alike.
 
 Then ``terminated`` zeroes the bootstrap and ``done = terminated | truncated``
 cuts the lambda-trace, so nothing leaks across an episode boundary.
@@ -25,26 +25,33 @@ from torchrl.objectives.value.functional import generalized_advantage_estimate
 
 from components.ppo.actor_critic import LSTMActorCritic
 from components.ppo.reward_scaling import ReturnScaler
-from components.keys import ADVANTAGE, HIDDEN_C, HIDDEN_H, IS_INIT, OBS, VALUE, VALUE_TARGET
+from components.keys import ADVANTAGE, VALUE, VALUE_TARGET
 
 
 @torch.no_grad()
 def next_state_values(batch: TensorDictBase, actor_critic: LSTMActorCritic) -> torch.Tensor:
-    """V(real next observation, state carried to it) for every step of ``batch``."""
+    """V(real next observation, state carried to it) for every step of ``batch``.
+
+    The keys are the agent's own (``obs_key``, ``state_keys``). A recurrent agent whose
+    state is missing from ``batch["next"]`` is an error, never a silent zero state: the
+    next-state values would then be those of a fresh episode.
+    """
     nxt = batch.get("next")
-    flat = TensorDict(
-        {
-            OBS: nxt.get(OBS),
-            HIDDEN_H: nxt.get(HIDDEN_H),
-            HIDDEN_C: nxt.get(HIDDEN_C),
-            # the carried state is already the right one: never zero it here
-            IS_INIT: torch.zeros(*batch.batch_size, 1, dtype=torch.bool, device=batch.device),
-        },
-        batch_size=batch.batch_size,
-    ).reshape(-1)
-    actor_critic.trunk(flat)  # sequential (single-step) mode: one LSTM call over N*T rows
+    keys = [actor_critic.obs_key, *actor_critic.state_keys]
+    missing = [k for k in keys if nxt.get(k, None) is None]
+    if missing:
+        raise KeyError(
+            f"next_state_values: batch['next'] lacks {missing}, which the agent reads (its in_keys {actor_critic.in_keys}); "
+            "a recurrent agent needs its state stored per step (append agent.primer() to the env)"
+        )
+    flat = TensorDict({k: nxt.get(k) for k in keys}, batch_size=batch.batch_size)
+    if actor_critic.is_recurrent:
+        # the carried state is already the right one: never zero it here
+        flat.set(actor_critic.in_keys[-1], torch.zeros(*batch.batch_size, 1, dtype=torch.bool, device=batch.device))
+    flat = flat.reshape(-1)
+    actor_critic.trunk(flat)  # sequential (single-step) mode: one call over N*T rows
     actor_critic.value_head(flat)
-    return flat.get(VALUE).reshape(*batch.batch_size, 1)
+    return flat.get(actor_critic.value_key).reshape(*batch.batch_size, 1)
 
 
 @torch.no_grad()
@@ -54,6 +61,9 @@ def gae_from_values(
     gamma: float,
     lmbda: float,
     reward_scaler: ReturnScaler | None = None,
+    value_key=VALUE,
+    advantage_key=ADVANTAGE,
+    value_target_key=VALUE_TARGET,
 ) -> TensorDictBase:
     """GAE from the stored ``state_value`` and given next-state values (``[N, T, 1]``).
 
@@ -69,11 +79,11 @@ def gae_from_values(
         reward_scaler.update(reward, done)
         reward = reward_scaler.scale(reward)
     advantage, value_target = generalized_advantage_estimate(
-        gamma, lmbda, state_value=batch.get(VALUE), next_state_value=next_values,
+        gamma, lmbda, state_value=batch.get(value_key), next_state_value=next_values,
         reward=reward, done=done, terminated=terminated, time_dim=-2,
     )
-    batch.set(ADVANTAGE, advantage)
-    batch.set(VALUE_TARGET, value_target)
+    batch.set(advantage_key, advantage)
+    batch.set(value_target_key, value_target)
     return batch
 
 
@@ -83,6 +93,11 @@ def compute_gae(
     gamma: float,
     lmbda: float,
     reward_scaler: ReturnScaler | None = None,
+    advantage_key=ADVANTAGE,
+    value_target_key=VALUE_TARGET,
 ) -> TensorDictBase:
-    """Writes ``advantage`` and ``value_target`` into a ``[num_envs, T]`` rollout."""
-    return gae_from_values(batch, next_state_values(batch, actor_critic), gamma, lmbda, reward_scaler)
+    """Writes ``advantage`` and ``value_target`` into a ``[num_envs, T]`` rollout (the agent's value key is read)."""
+    return gae_from_values(
+        batch, next_state_values(batch, actor_critic), gamma, lmbda, reward_scaler,
+        value_key=actor_critic.value_key, advantage_key=advantage_key, value_target_key=value_target_key,
+    )

@@ -29,8 +29,8 @@ class PPOConfig(RunConfig):
     run_name: str = override(RunConfig, "run_name", "recurrent_ppo")
     rollout_len: int = knob(16, "steps per env per update: the T of the [num_envs, T] window")
     # model
-    model: str = knob("lstm", "trunk: 'lstm', or 'mlp' for the memoryless baseline arm (same GAE, loss and trainer)", ("lstm", "mlp"))
-    hidden_size: int = knob(64, "LSTM (or MLP) width")
+    model: str = knob("lstm", "trunk: 'lstm', 'gru', or 'mlp' for the memoryless baseline arm (same GAE, loss and trainer)", ("lstm", "gru", "mlp"))
+    hidden_size: int = knob(64, "LSTM / GRU / MLP width")
     normalize_obs: bool = knob(True, "running observation normalisation (a frozen copy in evaluation)")
     reward_scaling: bool = knob(True, "divide rewards by the running std of the discounted return")
     # PPO

@@ -1,6 +1,6 @@
 """``RecurrentPPOLoss``: TorchRL's ``ClipPPOLoss`` run over LSTM sequences.
 
-What it adds on top of ``ClipPPOLoss`` (SPEC 1.4):
+What it adds on top of ``ClipPPOLoss``:
 * the actor runs under ``set_recurrent_mode(True)``: one LSTM call over the
   whole ``[B, T]`` minibatch, with ``is_init`` splitting episodes and each
   sequence starting from its stored state;
@@ -9,7 +9,7 @@ What it adds on top of ``ClipPPOLoss`` (SPEC 1.4):
 * the non-negative KL estimate mean((r - 1) - log r) (TorchRL logs
   mean(-log r), which can be negative), and clip fraction / entropy
   statistics taken through the mask.
-Configured to the SPEC's loss: MSE critic (not smooth-L1), ``critic_coeff =
+Configured to the reference trainer's loss: MSE critic (not smooth-L1), ``critic_coeff =
 vf_coef``, value clipping max((v-R)^2, (v_clip-R)^2) when ``clip_range_vf`` is set.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from torchrl.modules import set_recurrent_mode
 from torchrl.objectives import ClipPPOLoss
 
 from components.ppo.actor_critic import LSTMActorCritic
-from components.keys import ACTION, ADVANTAGE, LOG_PROB, MASK, VALUE, VALUE_TARGET
+from components.keys import ADVANTAGE, MASK, VALUE_TARGET
 
 
 def masked_mean(x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
@@ -41,6 +41,7 @@ class RecurrentPPOLoss(ClipPPOLoss):
         vf_coef: float = 0.5,
         ent_coef: float = 0.01,
         normalize_advantage: bool = True,
+        mask_key=MASK,
     ):
         vf_clip = clip_range_vf if clip_range_vf is not None and math.isfinite(clip_range_vf) else False
         super().__init__(
@@ -54,8 +55,13 @@ class RecurrentPPOLoss(ClipPPOLoss):
             clip_value=vf_clip,
             functional=False,
         )
-        self.set_keys(sample_log_prob=LOG_PROB, value=VALUE, action=ACTION, advantage=ADVANTAGE, value_target=VALUE_TARGET)
-        self.loss_mask_key = MASK
+        # keys from the agent's modules; advantage / value target are TorchRL's defaults
+        # renamed to ours, re-bindable with ``set_keys`` like any TorchRL loss
+        self.set_keys(
+            sample_log_prob=actor_critic.log_prob_key, value=actor_critic.value_key, action=actor_critic.action_key,
+            advantage=ADVANTAGE, value_target=VALUE_TARGET,
+        )
+        self.loss_mask_key = mask_key
         self.normalize_adv = normalize_advantage
         self._log_weight_cache: torch.Tensor | None = None
         self._entropy_cache: torch.Tensor | None = None
@@ -72,13 +78,14 @@ class RecurrentPPOLoss(ClipPPOLoss):
         return entropy
 
     def forward(self, tensordict: TensorDictBase) -> TensorDictBase:
-        mask = tensordict.get(MASK, None)
+        mask = tensordict.get(self.loss_mask_key, None)
+        adv_key = self.tensor_keys.advantage
         if self.normalize_adv:
-            adv = tensordict.get(ADVANTAGE)
+            adv = tensordict.get(adv_key)
             mean = masked_mean(adv, mask)
             std = masked_mean((adv - mean) ** 2, mask).sqrt()  # biased
             tensordict = tensordict.clone(False)
-            tensordict.set(ADVANTAGE, (adv - mean) / (std + 1e-8))
+            tensordict.set(adv_key, (adv - mean) / (std + 1e-8))
         with set_recurrent_mode(True):
             out = super().forward(tensordict)
         lw = self._log_weight_cache

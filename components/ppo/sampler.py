@@ -13,7 +13,7 @@ from tensordict import TensorDictBase
 
 from components.keys import ACTION, ADVANTAGE, HIDDEN_C, HIDDEN_H, IS_INIT, LOG_PROB, MASK, OBS, VALUE, VALUE_TARGET
 
-#: what the loss reads; everything else (stale trunk outputs, logits, env state) is left behind
+#: what the loss reads with the default keys; everything else (stale trunk outputs, logits, env state) is left behind
 TRAIN_KEYS = (OBS, HIDDEN_H, HIDDEN_C, IS_INIT, ACTION, LOG_PROB, VALUE, ADVANTAGE, VALUE_TARGET)
 
 
@@ -27,12 +27,23 @@ class RecurrentMinibatchSampler:
       BPTT), and a minibatch holds ``envs_per_minibatch * T / L`` chunks so it
       carries as many steps as in whole-trajectory mode.
 
-    Every minibatch carries a boolean ``"mask"`` (``[B, L, 1]``) marking valid
+    Every minibatch carries a boolean ``mask_key`` entry (``[B, L, 1]``) marking valid
     steps; the loss reduces through it. With ``T % L == 0`` enforced there is no
-    padding today, but the loss never assumes that.
+    padding today, but the loss never assumes that. ``keys`` are the entries a
+    minibatch keeps (``RecurrentPPOTrainer`` passes the agent's and the loss's own);
+    a missing one is an error naming it.
     """
 
-    def __init__(self, num_envs: int, rollout_len: int, envs_per_minibatch: int, chunk_len: int | None = None, seed: int = 0):
+    def __init__(
+        self,
+        num_envs: int,
+        rollout_len: int,
+        envs_per_minibatch: int,
+        chunk_len: int | None = None,
+        seed: int = 0,
+        keys: tuple = TRAIN_KEYS,
+        mask_key=MASK,
+    ):
         if not 1 <= envs_per_minibatch <= num_envs:
             raise ValueError(f"envs_per_minibatch={envs_per_minibatch} out of range [1, {num_envs}] (num_envs)")
         if chunk_len is not None and not (1 <= chunk_len <= rollout_len and rollout_len % chunk_len == 0):
@@ -41,6 +52,7 @@ class RecurrentMinibatchSampler:
             )
         self.num_envs, self.rollout_len = num_envs, rollout_len
         self.envs_per_minibatch, self.chunk_len = envs_per_minibatch, chunk_len
+        self.keys, self.mask_key = tuple(dict.fromkeys(keys)), mask_key
         self.generator = torch.Generator()
         self.generator.manual_seed(seed)
 
@@ -52,10 +64,13 @@ class RecurrentMinibatchSampler:
             raise ValueError(
                 f"rollout batch has shape {tuple(batch.batch_size)}, expected ({self.num_envs}, {self.rollout_len})"
             )
-        seqs = batch.select(*TRAIN_KEYS)
+        missing = [k for k in self.keys if batch.get(k, None) is None]
+        if missing:
+            raise KeyError(f"rollout batch lacks {missing} (the sampler keeps {list(self.keys)})")
+        seqs = batch.select(*self.keys)
         if self.chunk_len is not None and self.chunk_len != self.rollout_len:
             seqs = seqs.reshape(self.num_envs * (self.rollout_len // self.chunk_len), self.chunk_len)
-        seqs.set(MASK, torch.ones(*seqs.batch_size, 1, dtype=torch.bool, device=batch.device))
+        seqs.set(self.mask_key, torch.ones(*seqs.batch_size, 1, dtype=torch.bool, device=batch.device))
         return seqs
 
     def epoch(self, batch: TensorDictBase) -> Iterator[TensorDictBase]:

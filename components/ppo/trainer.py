@@ -1,4 +1,4 @@
-"""``RecurrentPPOTrainer``: one PPO update per rollout (SPEC 1.4).
+"""``RecurrentPPOTrainer``: one PPO update per rollout.
 
 The loop over epochs and minibatches is ours; every loss term comes from
 ``RecurrentPPOLoss`` (TorchRL's ``ClipPPOLoss``). What the trainer owns:
@@ -16,7 +16,6 @@ from tensordict import TensorDictBase
 
 from components.ppo.actor_critic import LSTMActorCritic
 from components.flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
-from components.keys import ADVANTAGE, VALUE, VALUE_TARGET
 from components.ppo.config import PPOConfig
 from components.ppo.loss import RecurrentPPOLoss
 from components.ppo.sampler import RecurrentMinibatchSampler
@@ -83,8 +82,11 @@ class RecurrentPPOTrainer:
         # one flat buffer + fused Adam: the global clip and the step are one kernel each (flat_params.py)
         self.flat_params = flatten_parameters(self.params)
         self.optimizer = fused_adam(self.flat_params, config.learning_rate, eps=1e-5)
+        self.keys = keys = self.loss.tensor_keys  # the loss's keys (TorchRL's _AcceptedKeys), read once
         self.sampler = RecurrentMinibatchSampler(
-            config.num_envs, config.rollout_len, config.envs_per_minibatch, config.chunk_len, seed=config.seed
+            config.num_envs, config.rollout_len, config.envs_per_minibatch, config.chunk_len, seed=config.seed,
+            keys=(*actor_critic.in_keys, keys.action, keys.sample_log_prob, keys.value, keys.advantage, keys.value_target),
+            mask_key=self.loss.loss_mask_key,
         )
         self.on_entropy_collapse = on_entropy_collapse
         self.updates_done = 0
@@ -113,8 +115,9 @@ class RecurrentPPOTrainer:
 
     def train_step(self, batch: TensorDictBase) -> TrainingStats:
         """One PPO update on a ``[num_envs, T]`` rollout that already holds advantages."""
-        if ADVANTAGE not in batch.keys() or VALUE_TARGET not in batch.keys():
-            raise KeyError("train_step needs 'advantage' and 'value_target' in the batch: run compute_gae first")
+        keys = self.keys
+        if batch.get(keys.advantage, None) is None or batch.get(keys.value_target, None) is None:
+            raise KeyError(f"train_step needs {keys.advantage!r} and {keys.value_target!r} in the batch: run compute_gae first")
         cfg = self.config
         lr = self.scheduled_learning_rate()
         for group in self.optimizer.param_groups:
@@ -170,7 +173,7 @@ class RecurrentPPOTrainer:
         denom = max(steps, 1)
         stats = TrainingStats(
             **{k: v / denom for k, v in sums.items()},
-            explained_variance=explained_variance(batch.get(VALUE), batch.get(VALUE_TARGET)),
+            explained_variance=explained_variance(batch.get(keys.value), batch.get(keys.value_target)),
             learning_rate=lr,
             epochs_completed=epochs_completed,
             kl_stopped=kl_stopped,

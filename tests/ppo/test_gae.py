@@ -7,7 +7,6 @@ from torchrl.collectors import Collector
 
 from components import CartPoleEnv, make_lstm_actor_critic
 from components.ppo.advantage import gae_from_values, next_state_values
-from components.envs.factory import lstm_primer
 from components.keys import ADVANTAGE, HIDDEN_H, OBS, VALUE, VALUE_TARGET
 
 G, L = 0.9, 0.5
@@ -72,8 +71,8 @@ def test_truncation_at_last_step():
 
 def test_next_values_use_real_final_observation_and_carried_state():
     env = TransformedEnv(CartPoleEnv(4, seed=1, max_episode_steps=5), InitTracker())
-    env.append_transform(lstm_primer(8))
     agent = make_lstm_actor_critic(4, env.action_spec, hidden_size=8)
+    env = agent.prime(env)
     collector = Collector(env, agent.rollout_policy, frames_per_batch=4 * 12, total_frames=-1)
     batch = next(iter(collector))
     collector.shutdown()

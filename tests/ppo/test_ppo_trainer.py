@@ -23,8 +23,9 @@ N, T = 4, 16
 def _setup(**overrides):
     kwargs = dict(num_envs=N, rollout_len=T, envs_per_minibatch=2, hidden_size=16, total_steps=N * T * 10)
     cfg = PPOConfig(**{**kwargs, **overrides})
-    env = make_env("CartPole-v1", N, seed=0, lstm_hidden_size=16)
+    env = make_env("CartPole-v1", N, seed=0)
     agent = make_lstm_actor_critic(obs_dim_of(env), env.action_spec, 16)
+    env = agent.prime(env)
     collector = Collector(env, agent.rollout_policy, frames_per_batch=N * T, total_frames=-1)
     batch = next(iter(collector))
     collector.shutdown()

@@ -1,25 +1,28 @@
-"""Re-evaluating a fresh rollout with unchanged weights gives ratio 1 exactly (SPEC 1.2)."""
+"""Re-evaluating a fresh rollout with unchanged weights gives ratio 1 exactly, for the LSTM and the GRU."""
+import pytest
 import torch
 from torchrl.collectors import Collector
 from torchrl.envs import InitTracker, RewardSum, StepCounter, TransformedEnv
 from torchrl.modules import set_recurrent_mode
 
-from components import CartPoleEnv, RecurrentPPOLoss, make_lstm_actor_critic
+from components import CartPoleEnv, RecurrentPPOLoss, make_actor_critic
+from components.keys import ADVANTAGE, LOG_PROB, MASK, VALUE, VALUE_TARGET
 from components.ppo.advantage import compute_gae
-from components.envs.factory import lstm_primer
-from components.keys import HIDDEN_C, HIDDEN_H, LOG_PROB, MASK, VALUE
-from components.ppo.sampler import TRAIN_KEYS
 
 T, N, MAX_STEPS = 10, 8, 15
 
 
-def _rollout_with_all_boundaries():
+def _train_keys(agent):
+    return [*agent.in_keys, "action", LOG_PROB, VALUE, ADVANTAGE, VALUE_TARGET]
+
+
+def _rollout_with_all_boundaries(model):
     """A window (not the first) with a mid-window termination, a truncation and a termination at T-1."""
     env = TransformedEnv(CartPoleEnv(N, seed=3, max_episode_steps=MAX_STEPS), InitTracker())
     env.append_transform(StepCounter())
     env.append_transform(RewardSum())
-    env.append_transform(lstm_primer(16))
-    agent = make_lstm_actor_critic(4, env.action_spec, hidden_size=16)
+    agent = make_actor_critic(model, 4, env.action_spec, hidden_size=16)
+    env = agent.prime(env)
     # a policy far from uniform, so that any state error shows in the log-probs
     for module in agent.actor.modules():
         if isinstance(module, torch.nn.Linear):
@@ -34,16 +37,17 @@ def _rollout_with_all_boundaries():
         assert i < 200, "no window with every boundary kind found"
 
 
-def test_fresh_rollout_reevaluates_to_ratio_one():
-    agent, batch = _rollout_with_all_boundaries()
+@pytest.mark.parametrize("model", ["lstm", "gru"])
+def test_fresh_rollout_reevaluates_to_ratio_one(model):
+    agent, batch = _rollout_with_all_boundaries(model)
     # the window start carries a non-zero state from the previous window
     starts_mid_episode = ~batch["is_init"][:, 0].squeeze(-1)
     assert starts_mid_episode.any()
-    assert batch[HIDDEN_H][starts_mid_episode, 0].abs().sum() > 0
+    assert batch[agent.state_keys[0]][starts_mid_episode, 0].abs().sum() > 0
 
     compute_gae(batch, agent, 0.99, 0.95)
     loss = RecurrentPPOLoss(agent)
-    minibatch = batch.select(*TRAIN_KEYS)
+    minibatch = batch.select(*_train_keys(agent))
     minibatch.set(MASK, torch.ones(N, T, 1, dtype=torch.bool))
     out = loss(minibatch)
     assert loss._log_weight_cache.abs().max() < 1e-5
@@ -51,19 +55,20 @@ def test_fresh_rollout_reevaluates_to_ratio_one():
     assert float(out["clip_fraction"]) == 0.0
 
     with torch.no_grad(), set_recurrent_mode(True):
-        td = batch.select(*TRAIN_KEYS).exclude(VALUE)
+        td = batch.select(*_train_keys(agent)).exclude(VALUE)
         log_prob = agent.actor.get_dist(td).log_prob(td["action"])
         agent.value_head(td)
     assert (td[VALUE] - batch[VALUE]).abs().max() < 1e-5
     assert (log_prob - batch[LOG_PROB]).abs().max() < 1e-5
 
 
-def test_zeroed_window_start_state_breaks_the_identity():
+@pytest.mark.parametrize("model", ["lstm", "gru"])
+def test_zeroed_window_start_state_breaks_the_identity(model):
     """Control: the reference trainer's zeroed window-start state does not reproduce the log-probs."""
-    agent, batch = _rollout_with_all_boundaries()
-    td = batch.select(*TRAIN_KEYS[:5]).clone()
-    td[HIDDEN_H][:, 0] = 0
-    td[HIDDEN_C][:, 0] = 0
+    agent, batch = _rollout_with_all_boundaries(model)
+    td = batch.select(*agent.in_keys, "action").clone()
+    for key in agent.state_keys:
+        td[key][:, 0] = 0
     with torch.no_grad(), set_recurrent_mode(True):
         lp = agent.actor.get_dist(td).log_prob(td["action"])
     assert (lp - batch[LOG_PROB]).abs().max() > 1e-4

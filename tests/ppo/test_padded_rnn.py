@@ -1,15 +1,22 @@
-"""PaddedLSTMModule: the same LSTM outputs and gradients as TorchRL's LSTMModule, without packing."""
+"""PaddedLSTMModule / PaddedGRUModule: the same outputs and gradients as TorchRL's LSTMModule / GRUModule, without packing."""
+import pytest
 import torch
 from tensordict import TensorDict
-from torchrl.modules import LSTMModule, set_recurrent_mode
+from torchrl.modules import GRUModule, LSTMModule, set_recurrent_mode
 
-from components.ppo.padded_lstm import PaddedLSTMModule
+from components.ppo.padded_rnn import PaddedGRUModule, PaddedLSTMModule
+
+CELLS = {
+    "lstm": (LSTMModule, PaddedLSTMModule, ["h", "c"]),
+    "gru": (GRUModule, PaddedGRUModule, ["h"]),
+}
 
 
-def _pair():
+def _pair(cell):
     torch.manual_seed(0)
-    kw = dict(input_size=3, hidden_size=8, in_keys=["obs", "h", "c"], out_keys=["y", ("next", "h"), ("next", "c")])
-    ref, ours = LSTMModule(**kw), PaddedLSTMModule(**kw)
+    ref_cls, ours_cls, states = CELLS[cell]
+    kw = dict(input_size=3, hidden_size=8, in_keys=["obs", *states], out_keys=["y", *[("next", s) for s in states]])
+    ref, ours = ref_cls(**kw), ours_cls(**kw)
     ours.load_state_dict(ref.state_dict())
     return ref, ours
 
@@ -25,8 +32,9 @@ def _rollout(n=4, t=12):
     )
 
 
-def test_recurrent_outputs_and_gradients_equal_lstmmodule_with_resets_inside_rows():
-    ref, ours = _pair()
+@pytest.mark.parametrize("cell", CELLS)
+def test_recurrent_outputs_and_gradients_equal_torchrl_with_resets_inside_rows(cell):
+    ref, ours = _pair(cell)
     td = _rollout()
     with set_recurrent_mode(True):
         y_ref, y_ours = ref(td.clone())["y"], ours(td.clone())["y"]
@@ -38,8 +46,9 @@ def test_recurrent_outputs_and_gradients_equal_lstmmodule_with_resets_inside_row
         torch.testing.assert_close(a, b, rtol=0, atol=1e-5)
 
 
-def test_window_starts_use_their_stored_state():
-    _, ours = _pair()
+@pytest.mark.parametrize("cell", CELLS)
+def test_window_starts_use_their_stored_state(cell):
+    _, ours = _pair(cell)
     td = _rollout()
     with set_recurrent_mode(True):
         y = ours(td.clone())["y"]
@@ -49,12 +58,13 @@ def test_window_starts_use_their_stored_state():
     assert changed[2, 6:].all() and not changed[2, :6].any() and not changed[[0, 1, 3]].any()
 
 
-def test_sequential_steps_equal_lstmmodule_and_zero_the_state_at_is_init():
-    ref, ours = _pair()
+@pytest.mark.parametrize("cell", CELLS)
+def test_sequential_steps_equal_torchrl_and_zero_the_state_at_is_init(cell):
+    ref, ours = _pair(cell)
     td = _rollout()[:, 0]  # one step of 4 envs
     td["is_init"][1] = True  # env 1 starts an episode: its stored state must be ignored
     a, b = ref(td.clone()), ours(td.clone())
-    for key in ("y", ("next", "h"), ("next", "c")):
+    for key in ["y", *[("next", s) for s in CELLS[cell][2]]]:
         torch.testing.assert_close(b[key], a[key], rtol=0, atol=1e-6)
     td2 = td.clone()
     td2["h"][1] += 1.0
@@ -62,8 +72,9 @@ def test_sequential_steps_equal_lstmmodule_and_zero_the_state_at_is_init():
     assert not torch.equal(ours(td2.clone().set("is_init", torch.zeros_like(td["is_init"])))["y"][1], b["y"][1])
 
 
-def test_three_dim_batches_fold_into_rows_and_match_lstmmodule():
-    ref, ours = _pair()
+@pytest.mark.parametrize("cell", CELLS)
+def test_three_dim_batches_fold_into_rows_and_match_torchrl(cell):
+    ref, ours = _pair(cell)
     td = torch.stack([_rollout(), _rollout()], 0)  # [2, 4, 12]: leading dims folded into rows
     with set_recurrent_mode(True):
         torch.testing.assert_close(ours(td.clone())["y"], ref(td.clone())["y"], rtol=0, atol=1e-5)
