@@ -12,7 +12,7 @@ SMALL = dict(batch_size=8, min_replay_size=16, buffer_capacity=64, hidden_sizes=
 
 
 def _agent(**kw):
-    env = make_env("CartPole-v1", kw.pop("num_envs", 1), seed=0, normalize_obs=False)
+    env = make_env(kw.get("env_id", "CartPole-v1"), kw.pop("num_envs", 1), seed=0, normalize_obs=False)
     return env, DqnAgent(4, env.action_spec, DqnConfig(**{**SMALL, **kw}))
 
 
@@ -156,7 +156,7 @@ def _trainer(tmp_path, name="run", **kw):
     torch.manual_seed(0)  # same network initialisation for every trainer a test compares
     env, agent = _agent(**{"checkpoint_every": 25, "keep_checkpoints": 2, **kw})
     run = TrainingRun.create(tmp_path, name, agent.config.to_dict())
-    factory = lambda n, seed: make_env("CartPole-v1", n, seed=seed, normalize_obs=False)
+    factory = lambda n, seed: make_env(agent.config.env_id, n, seed=seed, normalize_obs=False)
     return DqnTrainer(env, agent, eval_env_factory=factory, run=run)
 
 
@@ -173,19 +173,21 @@ def test_steps_and_train_write_the_same_logs_and_checkpoints(tmp_path):
     assert json.loads((b.run.path / "metadata.json").read_text())["total_steps"] == 100
 
 
-def test_eval_leaves_the_training_episode_untouched(tmp_path):
-    a, b = _trainer(tmp_path / "a"), _trainer(tmp_path / "b")
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "gym:CartPole-v1"])
+def test_eval_leaves_training_untouched(tmp_path, env_id):
+    """Same seed with and without an eval() in the middle: same actions, same weights, same logs (both backends)."""
+    a, b = _trainer(tmp_path / "a", env_id=env_id), _trainer(tmp_path / "b", env_id=env_id)
     torch.manual_seed(0)
-    a.train(30)
+    a.train(60)
     torch.manual_seed(0)
-    b.train(15)
-    rng = torch.get_rng_state()
-    carried = b.td.clone()
+    b.train(30)
+    carried, rng = b.td.clone(), torch.get_rng_state()
     b.eval(3)
     assert _same(_params(b.td), _params(carried))
-    torch.set_rng_state(rng)
-    b.train(15)
+    assert torch.equal(torch.get_rng_state(), rng)  # the training RNG stream did not move
+    b.train(30)
     assert _same(_params(a.td), _params(b.td))
+    assert _same(_params(a.agent.loss.value_network_params), _params(b.agent.loss.value_network_params))
     assert a.run.read_jsonl("train_episodes.jsonl") == b.run.read_jsonl("train_episodes.jsonl")
     assert len(b.run.read_jsonl("eval_episodes.jsonl")) == 3
 
