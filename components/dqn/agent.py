@@ -1,4 +1,4 @@
-"""``DQNAgent``: Q-network, epsilon-greedy acting, TorchRL ``DQNLoss``, target updates, replay (SPEC 2.2).
+"""``DQNAgent``: Q-network, epsilon-greedy acting, TorchRL ``DQNLoss``, target updates, replay; every piece of DQN except the loop.
 
 Reused from TorchRL: ``MLP``, ``QValueActor``, ``EGreedyModule`` (its ``eps``
 is set from our step-indexed schedule), ``DQNLoss`` (TD(0) target

@@ -1,4 +1,4 @@
-"""Linear epsilon schedule in env steps (SPEC 2.1)."""
+"""Linear epsilon schedule indexed by env steps (the step count before the current step)."""
 from __future__ import annotations
 
 

@@ -1,4 +1,4 @@
-"""Transforms that turn a fully observed env into a POMDP (SPEC 4).
+"""Transforms that turn a fully observed env into a POMDP: the memory benchmarks of this project.
 
 Both are plain TorchRL transforms, usable on any env with a vector
 ``"observation"`` (the gymnasium backend and the tensor-native envs alike).
@@ -54,7 +54,7 @@ class MaskVelocity(Transform):
 
 
 class Flicker(Transform):
-    """Blanks the whole observation with probability ``p`` (SPEC 4).
+    """Blanks the whole observation with probability ``p`` (Flickering CartPole, Hausknecht & Stone 2015).
 
     ``mode="iid"``: each step independently. ``mode="markov"``: blank frames
     come in bursts of mean length ``mean_burst`` with the same long-run rate

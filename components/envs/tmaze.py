@@ -1,4 +1,4 @@
-"""Batched T-maze memory task (SPEC 4) as a tensor-native TorchRL env.
+"""Batched T-maze memory task as a tensor-native TorchRL env: the classic test of memory over a gap.
 
 A cue (+1 or -1) is visible only at step 0, then ``corridor_length`` corridor
 steps follow, then a junction whose observation is identical for both cues.

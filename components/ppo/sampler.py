@@ -1,4 +1,4 @@
-"""Recurrent minibatch sampler (SPEC 1.3).
+"""Recurrent minibatch sampler: whole env trajectories, or fixed-length chunks from their stored state.
 
 Custom because TorchRL's ``SliceSampler`` draws slices with replacement from a
 replay buffer; PPO needs each env trajectory exactly once per epoch, in a fresh

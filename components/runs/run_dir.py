@@ -1,4 +1,4 @@
-"""``TrainingRun``: the run directory of SPEC 3, shared by both pipelines.
+"""``TrainingRun``: the run directory both pipelines write, with atomic files and checkpoint rotation.
 
 runs/<name>/<version>/<run_id>/
     metadata.json  config.json  train_episodes.jsonl  eval_episodes.jsonl

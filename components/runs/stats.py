@@ -1,4 +1,4 @@
-"""Episode statistics (SPEC 2.4): ``EpisodeRecord``, named aggregators, ``StatsTracker``, ``EvalReport``."""
+"""Episode statistics: ``EpisodeRecord``, named aggregators, ``StatsTracker``, ``EvalReport``."""
 from __future__ import annotations
 
 import math
