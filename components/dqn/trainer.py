@@ -179,7 +179,7 @@ class DQNTrainer(RunState):
         """Checks and loads a checkpoint, drops the log records written after it."""
         check_resume_config(state, self.config, FORMAT, SHAPE_FIELDS)
         self.load_state_dict(state)
-        self.truncate_logs()
+        self.after_resume()
 
     def load_state_dict(self, state: dict) -> None:
         if state.get("format") != FORMAT:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from torchrl.data import Unbounded
 
@@ -30,10 +31,27 @@ X_THRESHOLD = 2.4
 MAX_EPISODE_STEPS = 500
 
 
+def _cos_sin(theta: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin as gymnasium computes them, bit for bit, on the CPU.
+
+    torch's vectorised float64 kernels differ from numpy's by one ulp on ~0.3% of inputs
+    (sin) and the upright pole amplifies any perturbation (~8% per step), so with torch's
+    a trajectory parts from gymnasium's within a few hundred steps. numpy's array path
+    equals its scalar path, which gymnasium uses. On CUDA torch's kernels are used: there
+    parity holds to float64 rounding, not bit for bit.
+    """
+    if theta.device.type == "cpu":
+        t = theta.numpy()
+        return torch.from_numpy(np.cos(t)), torch.from_numpy(np.sin(t))
+    return torch.cos(theta), torch.sin(theta)
+
+
 class CartPoleEnv(NativeEnvBase):
     """gymnasium CartPole-v1 dynamics (Euler), ``batch_size=[num_envs]``.
 
-    Physics runs in float64 like gymnasium's; observations are float32.
+    Physics runs in float64 like gymnasium's, with gymnasium's cos/sin on the CPU, so
+    the state equals gymnasium's bit for bit from identical states and actions
+    (tests/envs/test_native_envs.py); observations are float32.
     Termination at |x| > 2.4 or |theta| > 12 deg, truncation at 500 steps
     (``max_episode_steps``),
     reward 1 on every step including the last, reset state U(-0.05, 0.05).
@@ -73,7 +91,7 @@ class CartPoleEnv(NativeEnvBase):
     def _transition(self, state: dict, action: torch.Tensor):
         x, x_dot, theta, theta_dot = state["physics"].unbind(-1)
         force = torch.where(action.reshape(x.shape) == 1, FORCE_MAG, -FORCE_MAG).to(x.dtype)
-        costheta, sintheta = torch.cos(theta), torch.sin(theta)
+        costheta, sintheta = _cos_sin(theta)
         temp = (force + POLEMASS_LENGTH * theta_dot**2 * sintheta) / TOTAL_MASS
         thetaacc = (GRAVITY * sintheta - costheta * temp) / (
             LENGTH * (4.0 / 3.0 - MASSPOLE * costheta**2 / TOTAL_MASS)

@@ -51,7 +51,7 @@ class PPORunState(RunState):
         """Checks and loads a checkpoint, drops the log records written after it."""
         check_compatible(state, self.config)
         self.load_state_dict(state)
-        self.truncate_logs()
+        self.after_resume()
         self.commit()
 
     def commit(self) -> None:

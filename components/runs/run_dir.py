@@ -22,11 +22,23 @@ from typing import Any
 import torch
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path: Path, write) -> None:
-    """Calls ``write(fileobj)`` on a temp file next to ``path`` and renames it into place."""
+    """Calls ``write(fileobj)`` on a temp file next to ``path`` and renames it into place.
+
+    The file gets ordinary permissions (0666 less the umask, usually 0644), not the
+    0600 that ``mkstemp`` gives its temp files.
+    """
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()
@@ -48,6 +60,26 @@ def atomic_torch_save(path: Path, obj: Any) -> None:
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def versions() -> dict:
+    """Library versions and the git commit of this checkout (when it is one), for config.json."""
+    from importlib import metadata
+
+    out = {}
+    for dist in ("torch", "torchrl", "tensordict", "gymnasium", "torchrl-memory"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    try:
+        import subprocess
+
+        root = Path(__file__).resolve().parents[2]
+        out["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        out["git_commit"] = None
+    return out
 
 
 def new_run_id() -> str:
@@ -80,8 +112,8 @@ class TrainingRun:
         path.mkdir(parents=True, exist_ok=False)
         (path / cls.CHECKPOINT_DIR).mkdir()
         now = _now()
+        atomic_write_json(path / "config.json", {**config, "_versions": versions()})
         run = cls(path, {"name": name, "version": version, "run_id": run_id, "total_steps": 0, "total_episodes": 0, "started_at": now, "last_updated": now})
-        atomic_write_json(path / "config.json", config)
         run.write_metadata()
         return run
 
@@ -106,7 +138,26 @@ class TrainingRun:
     # --- files ----------------------------------------------------------------
     @property
     def config(self) -> dict:
-        return json.loads((self.path / "config.json").read_text())
+        """The run's resolved config (provenance entries, named ``_*``, left out)."""
+        path = self.path / "config.json"
+        try:
+            saved = json.loads(path.read_text())
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}: not valid JSON ({err})") from None
+        return {k: v for k, v in saved.items() if not k.startswith("_")}
+
+    def update_config(self, config: dict, step: int) -> bool:
+        """Rewrites config.json when a resume changed the config; the old file is kept as config.<step>.json.
+
+        So a later plain ``--resume`` continues under the last config asked for (a budget
+        extended with ``--total-steps`` stays extended).
+        """
+        if config == self.config:
+            return False
+        old = self.path / "config.json"
+        atomic_write_bytes(self.path / f"config.{step}.json", lambda f: f.write(old.read_bytes()))
+        atomic_write_json(old, {**config, "_versions": versions()})
+        return True
 
     def write_metadata(self) -> None:
         self.metadata["last_updated"] = _now()

@@ -105,3 +105,29 @@ def test_tmaze_cue_only_at_start_and_reward_matches_turn():
     td["action"] = (cue > 0).long()
     out = env.step(td)["next"]
     assert (out["reward"] == 1).all() and out["terminated"].all()
+
+
+def test_cartpole_state_equals_gymnasium_bit_for_bit_over_long_episodes():
+    """128 envs x 1,500 steps, no time limit, pole balanced: the float64 state equals gymnasium's exactly."""
+    n, steps = 128, 1_500
+    native = CartPoleEnv(n, seed=3, max_episode_steps=10**6)
+    gyms = [gym.make("CartPole-v1", max_episode_steps=10**6).unwrapped for _ in range(n)]
+    td = native.reset()
+    for i, g in enumerate(gyms):
+        g.reset(seed=i)
+        g.state = td["physics"][i].numpy().copy()
+    noise = torch.rand(steps, n, generator=torch.Generator().manual_seed(2)) < 0.05  # 5% random flips
+    for t in range(steps):
+        x, xd, th, thd = td["physics"].unbind(-1)
+        action = (th + 0.5 * thd + 0.05 * x + 0.1 * xd > 0).long() ^ noise[t].long()
+        td["action"] = action
+        td = native.step(td)["next"]
+        alive = ~td["done"].squeeze(-1)
+        for i in range(n):
+            if alive[i] and gyms[i] is not None:
+                gyms[i].step(int(action[i]))
+                assert np.array_equal(gyms[i].state, td["physics"][i].numpy()), (t, i)
+            else:
+                gyms[i] = None  # terminated: nothing more to compare for this env
+        td = td.exclude("done", "terminated", "truncated", "reward")
+    assert sum(g is not None for g in gyms) > n // 2  # most envs were compared over the whole horizon

@@ -88,3 +88,36 @@ def test_gym_backend_runs_end_to_end(tmp_path):
 def test_continuous_actions_train_with_tanh_normal(tmp_path):
     out = _run(tmp_path, "--env", "Pendulum-v1", "--total-steps", str(2 * FRAMES), "--eval-every", "0", "--entropy-guard", "false")
     assert out["eval"]["episodes"] == 2 and out["eval"]["mean_reward"] < 0
+
+
+def test_an_extended_budget_survives_a_plain_resume(tmp_path, monkeypatch):
+    _run(tmp_path, "--total-steps", str(2 * FRAMES), "--eval-every", "0")
+    with monkeypatch.context() as m:
+        _interrupt_after(m, 4)  # the extension is cut off after 4 of its 6 updates
+        with pytest.raises(SystemExit):
+            recurrent_ppo.main(["--resume", str(tmp_path), "--total-steps", str(6 * FRAMES)])
+    out = recurrent_ppo.main(["--resume", str(tmp_path)])  # no budget given: the last one asked for holds
+    run = TrainingRun.find(tmp_path)
+    assert run.load_latest()["counters"]["total_steps"] == 6 * FRAMES
+    saved = json.loads((run.path / "config.json").read_text())
+    assert saved["total_steps"] == 6 * FRAMES and saved["_versions"]["torchrl"]
+    assert json.loads((run.path / f"config.{2 * FRAMES}.json").read_text())["total_steps"] == 2 * FRAMES
+    assert out["eval"]["episodes"] == 2
+
+
+def test_run_files_have_ordinary_permissions(tmp_path):
+    import stat
+
+    _run(tmp_path, "--total-steps", str(FRAMES), "--eval-every", "0")
+    run = TrainingRun.find(tmp_path)
+    for path in [run.path / "latest.pt", run.path / "config.json", run.path / "metadata.json", *run.path.glob("checkpoints/*.pt")]:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~_umask(), path
+    assert stat.S_IMODE((run.path / "checkpoints").stat().st_mode) == 0o777 & ~_umask()
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
