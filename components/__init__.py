@@ -19,8 +19,8 @@ from components import tensordict_speedups
 if os.environ.get("TORCHRL_MEMORY_NO_TD_PATCH", "") not in ("1", "true", "yes"):
     tensordict_speedups.install()
 
-from components.cli import build_parser, config_from_args, resolve_run_config
-from components.config_validation import ConfigError
+from components.cli import build_parser, config_from_args, resolve_run_config, run_main
+from components.config_validation import ConfigError, UserError
 from components.device import resolve_device, set_cpu_threads
 from components.dqn.agent import DQNAgent, DqnAgent
 from components.dqn.config import DQNConfig, DqnConfig
@@ -57,17 +57,17 @@ from components.runs.interrupts import StopRequested, deferred_stop
 from components.runs.learning_curve import plot_learning_curve
 from components.runs.metrics_logger import make_metrics_logger
 from components.runs.phase_timer import PhaseTimer
-from components.runs.run_dir import TrainingRun, check_resume_config
+from components.runs.run_dir import CheckpointError, RunNotFoundError, TrainingRun, check_resume_config
 from components.runs.run_state import RunState
 from components.runs.stats import EpisodeRecord, EvalReport, StatsTracker
 
 __all__ = sorted(
     [
-        "CartPoleEnv", "ConfigError", "DQNAgent", "DQNConfig", "DQNTrainer", "DqnAgent", "DqnConfig", "DqnTrainer",
+        "CartPoleEnv", "CheckpointError", "ConfigError", "DQNAgent", "DQNConfig", "DQNTrainer", "DqnAgent", "DqnConfig", "DqnTrainer",
         "EntropyCollapseError", "EpisodeRecord", "EvalReport", "Flicker", "LSTMActorCritic", "LinearEpsilon",
         "LstmActorCritic", "MaskVelocity", "NonFiniteLossError", "PPOConfig", "PPORunState", "PaddedGRUModule", "PaddedLSTMModule",
         "PhaseTimer", "RecurrentMinibatchSampler", "RecurrentPPOLoss", "RecurrentPPOTrainer", "ReturnScaler",
-        "RunConfig", "RunState", "RunningObsNorm", "StatsTracker", "StepMetrics", "StopRequested", "TMazeEnv",
+        "RunConfig", "RunNotFoundError", "RunState", "UserError", "run_main", "RunningObsNorm", "StatsTracker", "StepMetrics", "StopRequested", "TMazeEnv",
         "TrainingRun", "TrainingStats", "build_parser", "build_state", "check_compatible", "check_resume_config",
         "clip_flat_grad_norm_", "compute_gae", "config_from_args", "deferred_stop", "evaluate", "find_transform",
         "finished_episodes", "flatten_parameters", "fused_adam", "gae_from_values", "make_env",

@@ -5,7 +5,10 @@ import argparse
 import dataclasses
 import types
 import typing
-from typing import Any
+import sys
+from typing import Any, Callable
+
+from components.config_validation import ConfigError, UserError
 
 
 def _parse_value(text: str, annotation: Any, field: str):
@@ -32,7 +35,7 @@ def _parse_value(text: str, annotation: Any, field: str):
             return [inner(x) for x in text.split(",") if x]
         return text
     except ValueError:
-        raise SystemExit(f"error: --{field.replace('_', '-')}: cannot parse {text!r} as {getattr(annotation, '__name__', annotation)}")
+        raise ConfigError(f"--{field.replace('_', '-')} {text!r}: cannot parse it (accepted: {_metavar(annotation, None).lower()})") from None
 
 
 def _metavar(annotation: Any, choices) -> str:
@@ -48,7 +51,8 @@ def _metavar(annotation: Any, choices) -> str:
 def build_parser(config_cls, description: str) -> argparse.ArgumentParser:
     """One ``--field-name`` option per config field, with the field's help text, choices and default."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--resume", default=None, help="run directory (or an ancestor: the newest run below it) to continue exactly")
+    parser.add_argument("--resume", default=None, help="run directory (or an ancestor: the newest run below it), or one checkpoint file, to continue exactly")
+    parser.add_argument("--debug", action="store_true", help="show the full traceback of a user error")
     hints = typing.get_type_hints(config_cls)
     for f in dataclasses.fields(config_cls):
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
@@ -79,18 +83,44 @@ def config_from_args(config_cls, args: argparse.Namespace, base: dict | None = N
     known = {f.name for f in dataclasses.fields(config_cls)}
     unknown = set(values) - known
     if unknown:
-        raise SystemExit(f"error: unknown config fields {sorted(unknown)}")
+        raise ConfigError(f"unknown config fields {sorted(unknown)} (accepted: {sorted(known)})")
     return config_cls(**values)
 
 
 def resolve_run_config(config_cls, description: str, argv: list[str] | None = None):
-    """Parses the command line: (validated config, the resumed ``TrainingRun`` or None, its latest checkpoint or None).
+    """Parses the command line: (validated config, the resumed ``TrainingRun`` or None, the checkpoint to resume or None).
 
-    Precedence: dataclass defaults < the resumed run's saved config < command-line overrides.
+    Precedence: dataclass defaults < the resumed run's saved config (that of the named
+    checkpoint when ``--resume`` names a file) < command-line overrides.
     """
     from components.runs.run_dir import TrainingRun
 
     args = build_parser(config_cls, description).parse_args(argv)
-    run = TrainingRun.find(args.resume) if args.resume else None
-    config = config_from_args(config_cls, args, base=run.config if run else None).validate()
-    return config, run, (run.load_latest() if run else None)
+    if not args.resume:
+        return config_from_args(config_cls, args).validate(), None, None
+    run = TrainingRun.find(args.resume)
+    # a named checkpoint file resumes from that file; a directory from its newest loadable checkpoint
+    state = run.load(args.resume) if str(args.resume).endswith(".pt") else run.load_latest()
+    family, expected = str(state.get("format")).split("/")[0], getattr(config_cls, "checkpoint_family", None)
+    if expected is not None and family != expected:
+        from components.runs.run_dir import PIPELINE_OF_FORMAT, CheckpointError
+
+        writer = PIPELINE_OF_FORMAT.get(family)
+        raise CheckpointError(f"{run.path} was written by {writer} (format {state.get('format')!r}); resume it with that pipeline" if writer else f"{run.path}: checkpoint format {state.get('format')!r} is not a {expected} checkpoint")
+    base = state.get("config") if str(args.resume).endswith(".pt") else run.config
+    return config_from_args(config_cls, args, base=base).validate(), run, state
+
+
+def run_main(main: Callable[[list[str] | None], Any], argv: list[str] | None = None) -> Any:
+    """Runs a pipeline's ``main`` as a command: a ``UserError`` prints as one line and exits 2.
+
+    Anything else is a bug and keeps its traceback; ``--debug`` shows user errors' too.
+    """
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        return main(argv)
+    except UserError as err:
+        if "--debug" in argv:
+            raise
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -1,16 +1,21 @@
-"""Range checks shared by the config dataclasses: one error format everywhere."""
+"""Range checks shared by the config dataclasses, and the user-error classes: one error format everywhere."""
 from __future__ import annotations
 
 import math
 
 
-class ConfigError(ValueError):
+class UserError(ValueError):
+    """A mistake in what the user asked for (not a bug): the pipelines print it as one line,
+    ``error: <what> (<accepted>)``, and exit with status 2; ``--debug`` shows the traceback."""
+
+
+class ConfigError(UserError):
     """A config field out of its accepted range; the message names field, value and range."""
 
 
 def check(field: str, value, ok: bool, accepted: str) -> None:
     if not ok:
-        raise ConfigError(f"config field {field!r} = {value!r} is out of range: accepted {accepted}")
+        raise ConfigError(f"config field {field!r} = {value!r} is out of range (accepted: {accepted})")
 
 
 def check_int(field: str, value, low: int, high: int | None = None) -> None:

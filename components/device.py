@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import torch
 
+from components.config_validation import UserError
+
 
 def resolve_device(flag: str = "auto") -> torch.device:
     if flag == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(flag)
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {flag!r} requested but CUDA is not available (use 'auto' or 'cpu')")
+        raise UserError(f"device {flag!r} requested but CUDA is not available (accepted here: 'auto' or 'cpu')")
     return device
 
 

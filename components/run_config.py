@@ -9,10 +9,11 @@ multiple of it. Every field carries its help text (meaning, unit, choices) in
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from components.config_validation import check, check_choice, check_int
+from components.config_validation import UserError, check, check_choice, check_int
 
 LOGGERS = ("csv", "tensorboard", "wandb")
 
@@ -63,6 +64,9 @@ class RunConfig:
         for f in dataclasses.fields(self):
             if "choices" in f.metadata:
                 check_choice(f.name, getattr(self, f.name), f.metadata["choices"])
+        if self.logger != "csv" and importlib.util.find_spec(self.logger) is None:
+            # checked here, before any run directory exists
+            raise UserError(f"--logger {self.logger} needs the {self.logger!r} package, which is not installed (pip install -e '.[{self.logger}]'; accepted without it: csv)")
         return self
 
     def to_dict(self) -> dict:

@@ -30,6 +30,7 @@ from components import (
     plot_learning_curve,
     resolve_device,
     resolve_run_config,
+    run_main,
     set_cpu_threads,
 )
 from components.runs.interrupts import StopRequested
@@ -95,4 +96,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)  # user errors: one line, exit status 2 (--debug: traceback)

@@ -33,6 +33,7 @@ from torchrl.envs import ExplorationType, set_exploration_type
 from torchrl.modules import MLP, EGreedyModule, QValueActor
 from torchrl.objectives import DQNLoss, HardUpdate, SoftUpdate
 
+from components.config_validation import UserError
 from components.dqn.config import DQNConfig
 from components.dqn.epsilon_schedule import LinearEpsilon
 from components.flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
@@ -48,7 +49,7 @@ class DQNAgent:
         self.device = torch.device(device)
         if not isinstance(action_spec, Categorical):
             hint = " (one-hot encoded; build the env with categorical_action_encoding=True, as make_env does)" if isinstance(action_spec, OneHot) else ""
-            raise ValueError(f"DQN needs a discrete action space as class indices (Categorical), got {type(action_spec).__name__}{hint}")
+            raise UserError(f"DQN needs a discrete action space as class indices (Categorical), got {type(action_spec).__name__}{hint}")
         # per-sample spec: the env's may carry its batch dims
         self.action_spec = action_spec = Categorical(action_spec.space.n, device=self.device)
         net = MLP(in_features=obs_dim, out_features=action_spec.space.n, num_cells=list(config.hidden_sizes), activation_class=torch.nn.ReLU, device=self.device)

@@ -10,6 +10,7 @@ copy every ``target_update_freq`` steps is one flag away (``--target-update-tau 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from components.config_validation import check, check_float, check_int
 from components.run_config import RunConfig, knob, override
@@ -17,6 +18,7 @@ from components.run_config import RunConfig, knob, override
 
 @dataclass
 class DQNConfig(RunConfig):
+    checkpoint_family: ClassVar[str] = "dqn"  # the format prefix of this pipeline's checkpoints
     total_steps: int = override(RunConfig, "total_steps", 50_000)
     eval_every: int = override(RunConfig, "eval_every", 5_000)
     run_name: str = override(RunConfig, "run_name", "dqn")

@@ -24,6 +24,7 @@ from torchrl.data import Bounded, Categorical, OneHot
 from torchrl.envs import EnvBase, InitTracker, RewardSum, StepCounter, TransformedEnv
 
 from components.envs.cartpole import CartPoleEnv
+from components.config_validation import UserError
 from components.keys import OBS
 from components.envs.obs_norm import RunningObsNorm
 from components.envs.pomdp_transforms import Flicker, MaskVelocity
@@ -43,9 +44,23 @@ class EnvSpec:
     corridor_length: int = 0
 
 
+#: id prefixes of suites that register their envs only when imported (gymnasium 1.x loads no plugins)
+SUITES = {"popgym-": "popgym", "MiniGrid-": "minigrid", "BabyAI-": "minigrid", "ALE/": "ale_py"}
+
+
+def _import_suite(module: str, env_id: str) -> None:
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ImportError as err:
+        extra = {"popgym": " (pip install -e '.[popgym]')", "minigrid": " (pip install -e '.[minigrid]')"}.get(module, "")
+        raise UserError(f"env id {env_id!r} needs the Python package {module!r}, which is not installed{extra}: {err}") from None
+
+
 def parse_env_id(env_id: str) -> EnvSpec:
     if not isinstance(env_id, str) or not env_id:
-        raise ValueError(f"env id must be a non-empty string, got {env_id!r}")
+        raise UserError(f"env id must be a non-empty string, got {env_id!r}")
     backend = "native"
     name = env_id
     if name.startswith("gym:"):
@@ -58,21 +73,29 @@ def parse_env_id(env_id: str) -> EnvSpec:
     if m:
         p = float(m.group(1)) if m.group(1) else 0.5
         if not 0.0 <= p < 1.0:
-            raise ValueError(f"FlickeringCartPole: p must be in [0, 1), got {p} (from {env_id!r})")
+            raise UserError(f"env id {env_id!r}: FlickeringCartPole p = {p} (accepted: p in [0, 1))")
         return EnvSpec(backend, "CartPole", flicker_p=p)
     m = re.fullmatch(r"TMaze(?:-([0-9]+))?", name)
     if m:
         if backend == "gym":
-            raise ValueError(f"{env_id!r}: the T-maze exists only on the native backend")
+            raise UserError(f"env id {env_id!r}: the T-maze exists only on the native backend (accepted: TMaze[-N])")
         n = int(m.group(1)) if m.group(1) else 10
         if n < 1:
-            raise ValueError(f"TMaze corridor length must be >= 1, got {n}")
+            raise UserError(f"env id {env_id!r}: TMaze corridor length {n} (accepted: an integer >= 1)")
         return EnvSpec("native", "TMaze", corridor_length=n)
     import gymnasium as gym
 
+    if ":" in name:  # gymnasium's "module:id": import the module, which registers the id
+        module, name = name.split(":", 1)
+        _import_suite(module, env_id)
+    elif name not in gym.registry:
+        for prefix, module in SUITES.items():
+            if name.startswith(prefix):
+                _import_suite(module, env_id)
     if name not in gym.registry:
-        raise ValueError(
-            f"unknown env id {env_id!r}: not a built-in task {BUILTIN_IDS} and not a registered gymnasium id"
+        raise UserError(
+            f"unknown env id {env_id!r} (accepted: a built-in task {', '.join(BUILTIN_IDS)}; a registered gymnasium id; "
+            f"module:id for a suite that registers on import; suites imported on demand: {', '.join(sorted(set(SUITES.values())))})"
         )
     return EnvSpec("gym", name)
 
@@ -89,10 +112,13 @@ def _base_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int) -> 
     # One process, N envs stepped in a loop by gymnasium's SyncVectorEnv (TorchRL's
     # GymEnv(num_envs=N) would start N worker processes). SAME_STEP autoreset puts
     # the real final observation in "next" and the reset one at the next root.
-    vec = gym.make_vec(
-        gym_id, num_envs=num_envs, vectorization_mode="sync",
-        vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
-    )
+    try:
+        vec = gym.make_vec(
+            gym_id, num_envs=num_envs, vectorization_mode="sync",
+            vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
+        )
+    except (gym.error.DependencyNotInstalled, ImportError) as err:
+        raise UserError(f"env {gym_id!r} needs a package that is not installed: {err}") from None
     env = GymWrapper(vec, categorical_action_encoding=True, device=device)
     env.set_seed(seed)
     return env
@@ -102,16 +128,16 @@ def check_env_specs_supported(env: EnvBase, env_id: str) -> int:
     """Returns the flat observation size, or raises naming what is unsupported."""
     obs_spec = env.observation_spec.get(OBS, None)
     if obs_spec is None:
-        raise ValueError(f"{env_id!r}: no {OBS!r} entry in the observation spec (keys: {list(env.observation_spec.keys())})")
+        raise UserError(f"env {env_id!r}: no {OBS!r} entry in the observation spec (found: {list(env.observation_spec.keys())})")
     batch = len(env.batch_size)
     if len(obs_spec.shape) != batch + 1 or not obs_spec.dtype.is_floating_point:
-        raise ValueError(
-            f"{env_id!r}: observation must be a flat float vector, got shape {tuple(obs_spec.shape[batch:])} dtype {obs_spec.dtype}"
+        raise UserError(
+            f"env {env_id!r}: observation of shape {tuple(obs_spec.shape[batch:])} dtype {obs_spec.dtype} (accepted: a flat float vector)"
         )
     act = env.action_spec
     if not isinstance(act, (Categorical, OneHot)) and not (isinstance(act, Bounded) and act.dtype.is_floating_point):
-        raise ValueError(
-            f"{env_id!r}: unsupported action space {type(act).__name__}; supported: discrete (Categorical) or bounded continuous (Box)"
+        raise UserError(
+            f"env {env_id!r}: unsupported action space {type(act).__name__} (accepted: discrete (Categorical / OneHot) or bounded continuous (Box))"
         )
     return obs_spec.shape[-1]
 
@@ -127,7 +153,7 @@ def make_env(
 ) -> TransformedEnv:
     """Builds ``num_envs`` copies of ``env_id`` batched in one process on ``device``."""
     if num_envs < 1:
-        raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        raise UserError(f"num_envs = {num_envs} (accepted: an integer >= 1)")
     spec = parse_env_id(env_id)
     device = torch.device(device)
     base = _base_env(spec, num_envs, device, seed)

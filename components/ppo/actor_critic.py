@@ -28,6 +28,7 @@ from torchrl.data import Bounded, Categorical, OneHot, TensorSpec
 from torchrl.envs import EnvBase, TransformedEnv
 from torchrl.modules import GRUModule, LSTMModule, OneHotCategorical, ProbabilisticActor, TanhNormal, ValueOperator
 
+from components.config_validation import UserError
 from components.keys import ACTION, EMBED, HIDDEN, HIDDEN_C, HIDDEN_H, LOG_PROB, LOGITS, OBS, VALUE
 from components.ppo.padded_rnn import PaddedGRUModule, PaddedLSTMModule
 
@@ -181,7 +182,7 @@ def make_actor_critic(
 ) -> LSTMActorCritic:
     """``model`` is one of ``MODELS``: 'lstm', 'gru' or the memoryless 'mlp' baseline; ``keys`` go to its factory."""
     if model not in MODELS:
-        raise ValueError(f"model {model!r} is not one of {list(MODELS)}")
+        raise UserError(f"model {model!r} (accepted: one of {list(MODELS)})")
     return MODELS[model](obs_dim, action_spec, hidden_size, device, **keys)
 
 
@@ -214,9 +215,9 @@ def _with_heads(trunk: TensorDictModule, action_spec: TensorSpec, hidden_size: i
         low, high = (b.reshape(-1, act_dim)[0].to(device) for b in (action_spec.space.low, action_spec.space.high))
         dist_kwargs = {"low": low, "high": high}
     else:
-        raise ValueError(
-            f"unsupported action spec {type(action_spec).__name__}: expected a discrete "
-            "(Categorical/OneHot) or a bounded continuous (Bounded float) action space"
+        raise UserError(
+            f"unsupported action spec {type(action_spec).__name__} (accepted: a discrete "
+            "(Categorical / OneHot) or a bounded continuous (Bounded float) action space)"
         )
 
     actor = ProbabilisticActor(

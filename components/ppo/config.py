@@ -12,6 +12,7 @@ the cue (T-maze 50: ``--rollout-len 64``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from components.config_validation import check, check_float, check_int
 from components.run_config import RunConfig, knob, override
@@ -19,6 +20,7 @@ from components.run_config import RunConfig, knob, override
 
 @dataclass
 class PPOConfig(RunConfig):
+    checkpoint_family: ClassVar[str] = "recurrent_ppo"  # the format prefix of this pipeline's checkpoints
     # task and budget (shared fields, PPO defaults)
     env_id: str = override(RunConfig, "env_id", "CartPoleNoVel")
     total_steps: int = override(RunConfig, "total_steps", 100_000)

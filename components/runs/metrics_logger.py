@@ -5,8 +5,17 @@ from pathlib import Path
 
 from torchrl.record.loggers import Logger
 
+from components.config_validation import UserError
+
 
 def make_metrics_logger(kind: str, run_dir: Path) -> Logger:
+    """A TorchRL logger under ``run_dir``; a backend whose package is missing is a one-line user error."""
+    needs = {"tensorboard": "tensorboard", "wandb": "wandb"}.get(kind)
+    if needs is not None:
+        import importlib.util
+
+        if importlib.util.find_spec(needs) is None:
+            raise UserError(f"--logger {kind} needs the {needs!r} package, which is not installed (pip install -e '.[{needs}]'; accepted without it: csv)")
     if kind == "csv":
         from torchrl.record.loggers.csv import CSVLogger
 
@@ -19,4 +28,4 @@ def make_metrics_logger(kind: str, run_dir: Path) -> Logger:
         from torchrl.record.loggers.wandb import WandbLogger
 
         return WandbLogger(exp_name=Path(run_dir).name, save_dir=str(run_dir))
-    raise ValueError(f"logger {kind!r} is not one of ['csv', 'tensorboard', 'wandb']")
+    raise UserError(f"logger {kind!r} (accepted: one of ['csv', 'tensorboard', 'wandb'])")

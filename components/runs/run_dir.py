@@ -12,14 +12,18 @@ errors propagate.
 from __future__ import annotations
 
 import datetime as _dt
+import io
 import json
 import os
+import sys
 import secrets
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import torch
+
+from components.config_validation import UserError
 
 
 def _umask() -> int:
@@ -87,14 +91,51 @@ def new_run_id() -> str:
     return _dt.datetime.now().strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
+class CheckpointError(UserError):
+    """A checkpoint that cannot be resumed here: damaged, another pipeline's, or another config's."""
+
+
+class RunNotFoundError(UserError, FileNotFoundError):
+    """``--resume`` points at nothing resumable."""
+
+
+PIPELINE_OF_FORMAT = {"recurrent_ppo": "pipelines/recurrent_ppo.py", "dqn": "pipelines/dqn.py"}
+
+
 def check_resume_config(state: dict, config, expected_format: str, fields: tuple[str, ...]) -> None:
     """Raises naming every mismatch between a checkpoint and the config it is resumed under."""
-    if state.get("format") != expected_format:
-        raise ValueError(f"checkpoint format {state.get('format')!r} is not {expected_format!r}")
+    found = state.get("format")
+    if found != expected_format:
+        family = str(found).split("/")[0]
+        if family in PIPELINE_OF_FORMAT and family != expected_format.split("/")[0]:
+            raise CheckpointError(f"this checkpoint was written by {PIPELINE_OF_FORMAT[family]} (format {found!r}); resume it with that pipeline")
+        raise CheckpointError(f"checkpoint format {found!r} (accepted: {expected_format!r}; older formats cannot be resumed)")
     saved = state["config"]
     bad = [f"{k}: checkpoint {saved.get(k)!r} vs requested {getattr(config, k)!r}" for k in fields if saved.get(k) != getattr(config, k)]
     if bad:
-        raise ValueError("checkpoint is incompatible with the requested config: " + "; ".join(bad))
+        raise CheckpointError("checkpoint is incompatible with the requested config: " + "; ".join(bad) + " (these fields fix tensor shapes or the task)")
+
+
+def load_checkpoint(path: Path, map_location: str | torch.device = "cpu") -> dict:
+    """``torch.load`` of one of our checkpoints, or ``CheckpointError`` saying why it does not load."""
+    try:
+        state = torch.load(path, map_location=map_location, weights_only=False)
+    except Exception as err:  # truncated, zero-length or garbage files raise many different types
+        raise CheckpointError(f"{path} does not load ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else 'empty'})") from None
+    if not isinstance(state, dict) or "format" not in state or "counters" not in state:
+        raise CheckpointError(f"{path} is not a checkpoint of this library (no format/counters entries)")
+    return state
+
+
+def _finite(obj, skip=("replay", "carrier", "carried")) -> bool:
+    """No NaN or inf in any floating tensor of ``obj`` (the env state and replay are not weights: skipped)."""
+    if isinstance(obj, torch.Tensor):
+        return not obj.is_floating_point() or bool(torch.isfinite(obj).all())
+    if isinstance(obj, dict):
+        return all(_finite(v, skip) for k, v in obj.items() if k not in skip)
+    if isinstance(obj, (list, tuple)):
+        return all(_finite(v, skip) for v in obj)
+    return True
 
 
 class TrainingRun:
@@ -119,21 +160,31 @@ class TrainingRun:
 
     @classmethod
     def find(cls, path: str | Path) -> "TrainingRun":
-        """Opens the run at ``path``, or the most recently updated run below it (an ancestor)."""
+        """Opens the run at ``path`` (a run directory, or a checkpoint file inside one), or the
+        most recently updated run below it (an ancestor). A run below an ancestor whose
+        metadata.json does not parse is skipped with a warning."""
         path = Path(path)
-        if path.is_file() and path.suffix == ".pt":
+        if path.suffix == ".pt":
+            if not path.is_file():
+                raise RunNotFoundError(f"--resume {path}: no such checkpoint file")
             path = path.parent if path.parent.name != cls.CHECKPOINT_DIR else path.parent.parent
         if not path.exists():
-            raise FileNotFoundError(f"no run at {path}")
-        if (path / "metadata.json").is_file():
-            candidates = [path]
-        else:
-            candidates = [p.parent for p in path.rglob("metadata.json") if (p.parent / "latest.pt").is_file()]
-        candidates = [p for p in candidates if (p / "latest.pt").is_file()]
-        if not candidates:
-            raise FileNotFoundError(f"no run with a latest.pt checkpoint at or below {path}")
-        best = max(candidates, key=lambda p: json.loads((p / "metadata.json").read_text())["last_updated"])
-        return cls(best, json.loads((best / "metadata.json").read_text()))
+            raise RunNotFoundError(f"--resume {path}: no such file or directory (accepted: a run directory, an ancestor of runs, or a checkpoint .pt)")
+        direct = (path / "metadata.json").is_file()
+        candidates = [path] if direct else sorted(p.parent for p in path.rglob("metadata.json"))
+        runs = []
+        for p in candidates:
+            if not (p / "latest.pt").is_file() and not any((p / cls.CHECKPOINT_DIR).glob("step_*.pt")):
+                continue
+            try:
+                runs.append(cls(p, json.loads((p / "metadata.json").read_text())))
+            except (json.JSONDecodeError, OSError) as err:
+                if direct:
+                    raise RunNotFoundError(f"{p / 'metadata.json'}: not valid JSON ({err})") from None
+                _warn(f"skipping {p}: its metadata.json does not parse ({err})")
+        if not runs:
+            raise RunNotFoundError(f"--resume {path}: no run with a checkpoint at or below it")
+        return max(runs, key=lambda r: r.metadata.get("last_updated", ""))
 
     # --- files ----------------------------------------------------------------
     @property
@@ -143,7 +194,7 @@ class TrainingRun:
         try:
             saved = json.loads(path.read_text())
         except json.JSONDecodeError as err:
-            raise ValueError(f"{path}: not valid JSON ({err})") from None
+            raise CheckpointError(f"{path}: not valid JSON ({err})") from None
         return {k: v for k, v in saved.items() if not k.startswith("_")}
 
     def update_config(self, config: dict, step: int) -> bool:
@@ -176,10 +227,17 @@ class TrainingRun:
             f.flush()
 
     def read_jsonl(self, filename: str) -> list[dict]:
+        """The records of a JSONL log; a line cut short by a crash mid-append is dropped."""
         p = self.path / filename
         if not p.exists():
             return []
-        return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+        out = []
+        for line in p.read_text().splitlines():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+        return out
 
     def truncate_jsonl(self, filename: str, max_step: int, step_key: str = "total_steps") -> None:
         """Drops records written after ``max_step`` (used on resume: those steps are replayed)."""
@@ -191,17 +249,34 @@ class TrainingRun:
         return self.path / self.CHECKPOINT_DIR / f"step_{step}.pt"
 
     def save_checkpoint(self, state: dict, step: int, keep: int = 3, best: bool = False) -> Path:
-        """Writes step_<N>.pt and latest.pt (and best.pt), prunes to ``keep`` highest steps."""
+        """Writes step_<N>.pt, checks that it loads back, then replaces latest.pt (and best.pt)
+        with the same bytes; prunes to the ``keep`` highest steps.
+
+        A state with non-finite weights is never written as best.pt (a warning says so).
+        """
+        buffer = io.BytesIO()
+        torch.save(state, buffer)
+        data = buffer.getvalue()
         numbered = self.checkpoint_path(step)
-        atomic_torch_save(numbered, state)
-        atomic_torch_save(self.path / "latest.pt", state)
+        atomic_write_bytes(numbered, lambda f: f.write(data))
+        load_checkpoint(numbered)  # verified on disk before it replaces latest.pt
+        atomic_write_bytes(self.path / "latest.pt", lambda f: f.write(data))
         if best:
-            atomic_torch_save(self.path / "best.pt", state)
+            self._write_best(state, data)
         self.prune(keep)
         return numbered
 
     def save_best(self, state: dict) -> None:
-        atomic_torch_save(self.path / "best.pt", state)
+        self._write_best(state, None)
+
+    def _write_best(self, state: dict, data: bytes | None) -> None:
+        if not _finite(state):
+            _warn(f"not writing best.pt at {state['counters']['total_steps']} steps: the weights hold NaN or inf")
+            return
+        if data is None:
+            atomic_torch_save(self.path / "best.pt", state)
+        else:
+            atomic_write_bytes(self.path / "best.pt", lambda f: f.write(data))
 
     def checkpoints(self) -> list[tuple[int, Path]]:
         out = []
@@ -216,5 +291,35 @@ class TrainingRun:
         for _, p in self.checkpoints()[:-keep] if keep > 0 else []:
             p.unlink()
 
+    def remove_stale_temp_files(self) -> list[Path]:
+        """Deletes the temp files a killed process left mid-write (never a complete file: the rename did not happen)."""
+        stale = [p for d in (self.path, self.path / self.CHECKPOINT_DIR) for p in d.glob(".*.tmp")]
+        for p in stale:
+            p.unlink(missing_ok=True)
+        return stale
+
     def load_latest(self, map_location: str | torch.device = "cpu") -> dict:
-        return torch.load(self.path / "latest.pt", map_location=map_location, weights_only=False)
+        """latest.pt, or, when it is damaged or missing, the newest numbered checkpoint that loads
+        (with a one-line warning naming both); ``CheckpointError`` listing every file tried if none does."""
+        self.remove_stale_temp_files()
+        tried = []
+        for path in [self.path / "latest.pt", *(p for _, p in reversed(self.checkpoints()))]:
+            if not path.is_file():
+                continue
+            try:
+                state = load_checkpoint(path, map_location)
+            except CheckpointError as err:
+                tried.append(str(err))
+                continue
+            if tried:
+                _warn(f"{tried[0]}; resuming from {path.relative_to(self.path)} instead")
+            return state
+        raise CheckpointError(f"no checkpoint of {self.path} loads; tried: " + "; ".join(tried or ["(no checkpoint files)"]))
+
+    def load(self, path: str | Path, map_location: str | torch.device = "cpu") -> dict:
+        """One named checkpoint file of this run (``--resume .../step_200.pt``)."""
+        return load_checkpoint(Path(path), map_location)
+
+
+def _warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
