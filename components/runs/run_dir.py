@@ -299,13 +299,21 @@ class TrainingRun:
         return stale
 
     def load_latest(self, map_location: str | torch.device = "cpu") -> dict:
-        """latest.pt, or, when it is damaged or missing, the newest numbered checkpoint that loads
-        (with a one-line warning naming both); ``CheckpointError`` listing every file tried if none does."""
+        """The newest complete checkpoint: latest.pt, or a numbered one written after it (a process
+        killed between the two writes), or, when latest.pt is damaged or missing, the newest
+        numbered checkpoint that loads (with a one-line warning naming both). ``CheckpointError``
+        listing every file tried if none loads."""
         self.remove_stale_temp_files()
-        tried = []
-        for path in [self.path / "latest.pt", *(p for _, p in reversed(self.checkpoints()))]:
-            if not path.is_file():
-                continue
+        tried, latest = [], None
+        if (self.path / "latest.pt").is_file():
+            try:
+                latest = load_checkpoint(self.path / "latest.pt", map_location)
+            except CheckpointError as err:
+                tried.append(str(err))
+        latest_step = -1 if latest is None else latest["counters"]["total_steps"]
+        for step, path in reversed(self.checkpoints()):
+            if step <= latest_step:
+                break
             try:
                 state = load_checkpoint(path, map_location)
             except CheckpointError as err:
@@ -314,6 +322,8 @@ class TrainingRun:
             if tried:
                 _warn(f"{tried[0]}; resuming from {path.relative_to(self.path)} instead")
             return state
+        if latest is not None:
+            return latest
         raise CheckpointError(f"no checkpoint of {self.path} loads; tried: " + "; ".join(tried or ["(no checkpoint files)"]))
 
     def load(self, path: str | Path, map_location: str | torch.device = "cpu") -> dict:

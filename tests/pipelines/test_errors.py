@@ -157,3 +157,11 @@ def test_non_finite_weights_are_never_written_as_best(tmp_path, capsys):
     run.save_checkpoint(state, 5, best=True)
     assert not (run.path / "best.pt").exists() and (run.path / "latest.pt").exists()
     assert "not writing best.pt" in capsys.readouterr().err
+
+
+def test_a_kill_between_the_numbered_and_the_latest_write_resumes_from_the_numbered_one(tmp_path):
+    run = TrainingRun.create(tmp_path, "x", {})
+    state = lambda n: {"format": "dqn/2", "counters": {"total_steps": n, "total_episodes": 0}}
+    run.save_checkpoint(state(10), 10)
+    torch.save(state(20), run.checkpoint_path(20))  # step_20.pt complete, latest.pt still at 10
+    assert run.load_latest()["counters"]["total_steps"] == 20
