@@ -44,7 +44,8 @@ def _metavar(annotation: Any, choices) -> str:
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
     base = args[0] if typing.get_origin(annotation) in (typing.Union, types.UnionType) else annotation
     if typing.get_origin(base) is list:
-        return "INT,INT,..."
+        inner = {int: "INT", str: "STR", float: "FLOAT"}.get(typing.get_args(base)[0], "VALUE")
+        return f"{inner},{inner},..."
     return {bool: "BOOL", int: "INT", float: "FLOAT", str: "STR"}.get(base, "VALUE")
 
 

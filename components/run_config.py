@@ -36,6 +36,7 @@ class RunConfig:
     env_id: str = knob("CartPole-v1", "gymnasium id, a built-in task (CartPoleNoVel, FlickeringCartPole[-p], TMaze[-N]) or gym:<id>")
     total_steps: int = knob(100_000, "training budget in env steps (all envs together)")
     num_envs: int = knob(1, "envs stepped together as one batch")
+    env_wrappers: list[str] = knob([], "gymnasium wrappers applied to each env copy, 'module:Class', comma-separated (e.g. minigrid.wrappers:ImgObsWrapper)")
     seed: int = knob(0, "seed of torch, the envs and every sampler (>= 0)")
     device: str = knob("auto", "'auto' (CUDA when present, else CPU), 'cpu' or 'cuda[:N]'")
     num_threads: int = knob(1, "CPU intra-op threads (0 = torch's default, one per core)")

@@ -44,16 +44,17 @@ def main(argv: list[str] | None = None) -> dict:
     torch.manual_seed(cfg.seed)
 
     # --- env, agent, trainer --------------------------------------------------------------
-    env = make_env(cfg.env_id, cfg.num_envs, device, cfg.seed, normalize_obs=False)
+    env = make_env(cfg.env_id, cfg.num_envs, device, cfg.seed, normalize_obs=False, wrappers=cfg.env_wrappers)
     agent = DQNAgent(obs_dim_of(env), env.action_spec, cfg, device)
     run = run or TrainingRun.create(cfg.run_root, cfg.run_name, cfg.to_dict())
-    eval_env_factory = lambda n, seed: make_env(cfg.env_id, n, device, seed, normalize_obs=False)
+    eval_env_factory = lambda n, seed: make_env(cfg.env_id, n, device, seed, normalize_obs=False, wrappers=cfg.env_wrappers)
     trainer = DQNTrainer(env, agent, eval_env_factory, run=run, logger=make_metrics_logger(cfg.logger, run.path))
     if resumed is not None:
         trainer.resume(resumed)
 
     # --- train with periodic greedy evaluation ---------------------------------------------
     print(f"run directory: {run.path}  device: {device}  env: {cfg.env_id} x {cfg.num_envs}")
+    print(env.observation_description)
     bar = tqdm(total=cfg.total_steps, initial=trainer.total_steps, unit="step", dynamic_ncols=True)
     t_start, steps_at_start = time.time(), trainer.total_steps
 

@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> dict:
     torch.manual_seed(cfg.seed)
 
     # --- env, agent, trainer, collector, run state ------------------------------------
-    env_kwargs = dict(normalize_obs=cfg.normalize_obs, flicker_mode=cfg.flicker_mode, flicker_burst=cfg.flicker_burst)
+    env_kwargs = dict(normalize_obs=cfg.normalize_obs, flicker_mode=cfg.flicker_mode, flicker_burst=cfg.flicker_burst, wrappers=cfg.env_wrappers)
     env = make_env(cfg.env_id, cfg.num_envs, device, cfg.seed, **env_kwargs)
     agent = make_actor_critic(cfg.model, obs_dim_of(env), env.action_spec, cfg.hidden_size, device)
     env = agent.prime(env)  # the recurrent state, declared by the agent's trunk
@@ -64,10 +64,11 @@ def main(argv: list[str] | None = None) -> dict:
         state.resume(resumed)
 
     # --- training loop: collect, advantages, update; log, evaluate, checkpoint -------------
-    print(f"run directory: {run.path}  device: {device}  env: {cfg.env_id} x {cfg.num_envs}")
+    print(f"run directory: {run.path}  device: {device}  env: {cfg.env_id} x {cfg.num_envs}  model: {cfg.model}")
+    print(env.observation_description)
     bar = tqdm(total=cfg.total_steps, initial=state.total_steps, unit="step", dynamic_ncols=True)
     timer, steps_at_start, recent = PhaseTimer(), state.total_steps, []
-    batches = iter(collector)
+    batches, stopped = iter(collector), None
     try:
         with deferred_stop() as stop:  # Ctrl-C / SIGTERM take effect between updates
             while state.total_steps < cfg.total_steps:
@@ -99,12 +100,8 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"\ninterrupted: saved the last complete update ({state.snapshot['counters']['total_steps']} steps) to {run.path / 'latest.pt'}")
         collector.shutdown()
         raise SystemExit(err.exit_code if isinstance(err, StopRequested) else 130)
-    except EntropyCollapseError as err:
-        bar.close()
-        state.save()
-        print(f"\nstopped: {err}; the last complete update is saved to {run.path / 'latest.pt'}")
-        collector.shutdown()
-        raise SystemExit(3)
+    except EntropyCollapseError as err:  # --entropy-guard stop: evaluate, save and plot, then exit 3
+        stopped = err
     bar.close()
 
     # --- final evaluation, checkpoint and plot -------------------------------------------
@@ -120,6 +117,9 @@ def main(argv: list[str] | None = None) -> dict:
     print(report.format())
     print(f"time: {timer.summary()}")
     print(f"greedy eval: mean {report.mean_reward:.2f} std {report.std_reward:.2f} | {sps:.0f} env steps/s | wall {wall:.1f}s | {run.path}")
+    if stopped is not None:
+        print(f"stopped early: {stopped}")
+        raise SystemExit(3)
     return {"eval": report.stats, "steps_per_s": sps, "wall_s": wall, "run_dir": str(run.path), "timing": dict(timer.seconds)}
 
 

@@ -24,6 +24,8 @@ from torchrl.data import Bounded, Categorical, OneHot
 from torchrl.envs import EnvBase, InitTracker, RewardSum, StepCounter, TransformedEnv
 
 from components.envs.cartpole import CartPoleEnv
+from components.envs.encoders import EncodeObservation
+from components.envs.gym_backend import make_gym_vector_env
 from components.config_validation import UserError
 from components.keys import OBS
 from components.envs.obs_norm import RunningObsNorm
@@ -58,6 +60,22 @@ def _import_suite(module: str, env_id: str) -> None:
         raise UserError(f"env id {env_id!r} needs the Python package {module!r}, which is not installed{extra}: {err}") from None
 
 
+#: names of POPGym envs in its paper and earlier releases -> their names in popgym 1.0
+POPGYM_RENAMED = {
+    "NoisyStatelessCartPole": "NoisyPositionOnlyCartPole",
+    "StatelessCartPole": "PositionOnlyCartPole",
+    "NoisyStatelessPendulum": "NoisyPositionOnlyPendulum",
+    "StatelessPendulum": "PositionOnlyPendulum",
+}
+
+
+def _popgym_alias(name: str) -> str:
+    m = re.fullmatch(r"popgym-(\w+?)(Easy|Medium|Hard)-v0", name)
+    if m and m.group(1) in POPGYM_RENAMED:
+        return f"popgym-{POPGYM_RENAMED[m.group(1)]}{m.group(2)}-v0"
+    return name
+
+
 def parse_env_id(env_id: str) -> EnvSpec:
     if not isinstance(env_id, str) or not env_id:
         raise UserError(f"env id must be a non-empty string, got {env_id!r}")
@@ -85,6 +103,7 @@ def parse_env_id(env_id: str) -> EnvSpec:
         return EnvSpec("native", "TMaze", corridor_length=n)
     import gymnasium as gym
 
+    name = _popgym_alias(name)
     if ":" in name:  # gymnasium's "module:id": import the module, which registers the id
         module, name = name.split(":", 1)
         _import_suite(module, env_id)
@@ -100,46 +119,27 @@ def parse_env_id(env_id: str) -> EnvSpec:
     return EnvSpec("gym", name)
 
 
-def _base_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int) -> EnvBase:
+def _base_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int, wrappers: list | None):
+    """(env, observation keys, description of the observation space)."""
     if spec.backend == "native":
+        if wrappers:
+            raise UserError(f"env wrappers apply to gymnasium envs only (accepted here: gym:{spec.base}...)")
         if spec.base == "CartPole":
-            return CartPoleEnv(num_envs=num_envs, device=device, seed=seed)
-        return TMazeEnv(spec.corridor_length, num_envs=num_envs, device=device, seed=seed)
-    import gymnasium as gym
-    from torchrl.envs import GymWrapper
-
+            env = CartPoleEnv(num_envs=num_envs, device=device, seed=seed)
+        else:
+            env = TMazeEnv(spec.corridor_length, num_envs=num_envs, device=device, seed=seed)
+        return env, [OBS], f"Box({env.obs_dim},) float32"
     gym_id = "CartPole-v1" if spec.base == "CartPole" else spec.base
-    # One process, N envs stepped in a loop by gymnasium's SyncVectorEnv (TorchRL's
-    # GymEnv(num_envs=N) would start N worker processes). SAME_STEP autoreset puts
-    # the real final observation in "next" and the reset one at the next root.
-    try:
-        vec = gym.make_vec(
-            gym_id, num_envs=num_envs, vectorization_mode="sync",
-            vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP},
-        )
-    except (gym.error.DependencyNotInstalled, ImportError) as err:
-        raise UserError(f"env {gym_id!r} needs a package that is not installed: {err}") from None
-    env = GymWrapper(vec, categorical_action_encoding=True, device=device)
-    env.set_seed(seed)
-    return env
+    return make_gym_vector_env(gym_id, num_envs, device, seed, wrappers)
 
 
-def check_env_specs_supported(env: EnvBase, env_id: str) -> int:
-    """Returns the flat observation size, or raises naming what is unsupported."""
-    obs_spec = env.observation_spec.get(OBS, None)
-    if obs_spec is None:
-        raise UserError(f"env {env_id!r}: no {OBS!r} entry in the observation spec (found: {list(env.observation_spec.keys())})")
-    batch = len(env.batch_size)
-    if len(obs_spec.shape) != batch + 1 or not obs_spec.dtype.is_floating_point:
-        raise UserError(
-            f"env {env_id!r}: observation of shape {tuple(obs_spec.shape[batch:])} dtype {obs_spec.dtype} (accepted: a flat float vector)"
-        )
+def check_action_spec_supported(env: EnvBase, env_id: str) -> None:
     act = env.action_spec
-    if not isinstance(act, (Categorical, OneHot)) and not (isinstance(act, Bounded) and act.dtype.is_floating_point):
+    discrete = isinstance(act, (Categorical, OneHot)) or (not act.dtype.is_floating_point and getattr(act.space, "low", None) is not None)
+    if not discrete and not (isinstance(act, Bounded) and act.dtype.is_floating_point):
         raise UserError(
-            f"env {env_id!r}: unsupported action space {type(act).__name__} (accepted: discrete (Categorical / OneHot) or bounded continuous (Box))"
+            f"env {env_id!r}: unsupported action space {type(act).__name__} (accepted: Discrete, MultiDiscrete or a bounded Box)"
         )
-    return obs_spec.shape[-1]
 
 
 def make_env(
@@ -150,15 +150,35 @@ def make_env(
     normalize_obs: bool = True,
     flicker_mode: str = "iid",
     flicker_burst: float = 4.0,
+    wrappers: list | None = None,
 ) -> TransformedEnv:
-    """Builds ``num_envs`` copies of ``env_id`` batched in one process on ``device``."""
+    """Builds ``num_envs`` copies of ``env_id`` batched in one process on ``device``.
+
+    ``wrappers``: gymnasium wrappers (callables or ``"module:Class"``) applied to each copy
+    of a gymnasium env. Observations of any supported layout are encoded into one float
+    vector (``EncodeObservation``; ``env.observation_description`` says how). Running
+    normalisation applies when ``normalize_obs`` and the observation has a float part
+    (one-hot codes are left as they are).
+    """
     if num_envs < 1:
         raise UserError(f"num_envs = {num_envs} (accepted: an integer >= 1)")
     spec = parse_env_id(env_id)
     device = torch.device(device)
-    base = _base_env(spec, num_envs, device, seed)
-    env = base if isinstance(base, TransformedEnv) else TransformedEnv(base)
-    obs_dim = check_env_specs_supported(env, env_id)
+    base, obs_keys, described = _base_env(spec, num_envs, device, seed, wrappers)
+    env = TransformedEnv(base)
+    check_action_spec_supported(env, env_id)
+    obs_spec = env.observation_spec
+    flat = obs_keys == [OBS] and obs_spec[OBS].dtype.is_floating_point and len(obs_spec[OBS].shape) == len(env.batch_size) + 1
+    encoder = None
+    if not flat:
+        encoder = EncodeObservation(obs_spec, obs_keys, OBS, batch_dims=len(env.batch_size))
+        env.append_transform(encoder)
+    obs_dim = env.observation_spec[OBS].shape[-1]
+    normalize_obs = normalize_obs and (encoder is None or encoder.has_float)
+    env.observation_description = (
+        f"obs: {described}" + ("" if encoder is None else f" -> {encoder.describe()}")
+        + ("" if normalize_obs else " (no running normalisation)")
+    )
     if spec.mask_velocity:
         env.append_transform(MaskVelocity((1, 3)))
         obs_dim -= 2

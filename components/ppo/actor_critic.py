@@ -3,7 +3,7 @@
 Built from TorchRL modules: a ``PaddedLSTMModule`` / ``PaddedGRUModule`` trunk
 (drop-in subclasses of ``LSTMModule`` / ``GRUModule`` with a faster forward), a
 ``ProbabilisticActor`` (Categorical for index actions, OneHotCategorical for one-hot
-ones, TanhNormal for bounded continuous ones) and a ``ValueOperator`` head. The
+ones, MultiCategorical for MultiDiscrete ones, TanhNormal for bounded continuous ones) and a ``ValueOperator`` head. The
 critic handed to the loss is the value head alone: it reads the trunk output the
 actor just wrote, so each minibatch runs the trunk once.
 
@@ -30,6 +30,7 @@ from torchrl.modules import GRUModule, LSTMModule, OneHotCategorical, Probabilis
 
 from components.config_validation import UserError
 from components.keys import ACTION, EMBED, HIDDEN, HIDDEN_C, HIDDEN_H, LOG_PROB, LOGITS, OBS, VALUE
+from components.ppo.distributions import MultiCategorical
 from components.ppo.padded_rnn import PaddedGRUModule, PaddedLSTMModule
 
 
@@ -203,6 +204,17 @@ def _with_heads(trunk: TensorDictModule, action_spec: TensorSpec, hidden_size: i
         # vector for OneHot (an index fed to a one-hot env would be executed as another action)
         dist_cls = OneHotCategorical if isinstance(action_spec, OneHot) else CategoricalDist
         dist_keys, dist_kwargs = [LOGITS], {}
+    elif not action_spec.dtype.is_floating_point and getattr(action_spec.space, "high", None) is not None:
+        # MultiDiscrete (TorchRL's BoundedDiscrete over components): one categorical head per component
+        n_comp = action_spec.shape[-1]
+        low = action_spec.space.low.reshape(-1, n_comp)[0].long()
+        nvec = (action_spec.space.high.reshape(-1, n_comp)[0].long() - low + 1).tolist()
+        if bool((low != 0).any()):
+            raise UserError(f"MultiDiscrete actions with a non-zero start {low.tolist()} (accepted: components starting at 0)")
+        head = nn.Linear(hidden_size, sum(nvec), device=device)
+        _orthogonal_(head, 0.01)
+        policy_head = TensorDictModule(head, in_keys=[EMBED], out_keys=[LOGITS])
+        dist_keys, dist_cls, dist_kwargs = [LOGITS], MultiCategorical, {"nvec": tuple(nvec)}
     elif isinstance(action_spec, Bounded) and action_spec.dtype.is_floating_point:
         act_dim = action_spec.shape[-1]
         head = nn.Linear(hidden_size, 2 * act_dim, device=device)
@@ -217,7 +229,7 @@ def _with_heads(trunk: TensorDictModule, action_spec: TensorSpec, hidden_size: i
     else:
         raise UserError(
             f"unsupported action spec {type(action_spec).__name__} (accepted: a discrete "
-            "(Categorical / OneHot) or a bounded continuous (Bounded float) action space)"
+            "(Categorical / OneHot), MultiDiscrete or bounded continuous (Bounded float) action space)"
         )
 
     actor = ProbabilisticActor(

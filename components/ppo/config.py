@@ -51,12 +51,23 @@ class PPOConfig(RunConfig):
     max_grad_norm: float = knob(0.5, "global gradient-norm clip, > 0")
     target_kl: float | None = knob(None, "KL(old || new) early-stop threshold, > 0 (none = off)")
     kl_stop: str = knob("update", "what crossing target_kl stops: 'update' drops that minibatch and ends the update (SB3/CleanRL); 'epoch' applies it and skips the rest of the epoch", ("update", "epoch"))
-    entropy_guard: bool = knob(True, "stop the run when the policy entropy stays below entropy_threshold")
+    entropy_guard: str = knob(
+        "warn",
+        "when the policy entropy stays below entropy_threshold: 'warn' once (default: a solved task's deterministic "
+        "policy has low entropy too), 'stop' (final evaluation, checkpoint and plot, exit 3) or 'off'",
+        ("off", "warn", "stop"),
+    )
     entropy_threshold: float = knob(0.05, "entropy guard threshold, nats")
     entropy_patience: int = knob(3, "entropy guard: consecutive low-entropy updates before stopping")
     # env extras
     flicker_mode: str = knob("iid", "FlickeringCartPole blanks: 'iid' per step or 'markov' bursts", ("iid", "markov"))
     flicker_burst: float = knob(4.0, "mean burst length of markov flicker, in steps, >= 1")
+
+    def __post_init__(self):
+        # earlier configs stored the guard as a boolean
+        legacy = {True: "stop", False: "off", "true": "stop", "false": "off", "on": "stop"}
+        if isinstance(self.entropy_guard, (bool, str)) and self.entropy_guard in legacy:
+            self.entropy_guard = legacy[self.entropy_guard]
 
     @property
     def frames_per_batch(self) -> int:

@@ -8,6 +8,7 @@ the non-finite guard and the entropy-collapse guard.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import asdict, dataclass
 from typing import Callable
 
@@ -91,6 +92,7 @@ class RecurrentPPOTrainer:
         self.on_entropy_collapse = on_entropy_collapse
         self.updates_done = 0
         self.low_entropy_updates = 0
+        self.entropy_warned = False
         self.nonfinite_in_a_row = 0
         self.lr_override: float | None = None
 
@@ -185,19 +187,25 @@ class RecurrentPPOTrainer:
 
     def _entropy_guard(self, stats: TrainingStats) -> None:
         cfg = self.config
-        if not cfg.entropy_guard or stats.num_gradient_steps == 0:
+        if cfg.entropy_guard == "off" or stats.num_gradient_steps == 0:
             return
         if stats.entropy < cfg.entropy_threshold:
             self.low_entropy_updates += 1
         else:
             self.low_entropy_updates = 0
         if self.low_entropy_updates >= cfg.entropy_patience:
-            if self.on_entropy_collapse is not None:
-                self.on_entropy_collapse(self)
-            raise EntropyCollapseError(
+            message = (
                 f"policy entropy {stats.entropy:.4f} nats < threshold {cfg.entropy_threshold} for "
                 f"{self.low_entropy_updates} consecutive updates (patience {cfg.entropy_patience}) at update {self.updates_done}"
             )
+            if cfg.entropy_guard == "warn":
+                if not self.entropy_warned:
+                    print(f"warning: {message}; training goes on (--entropy-guard stop ends such runs)", file=sys.stderr)
+                    self.entropy_warned = True
+                return
+            if self.on_entropy_collapse is not None:
+                self.on_entropy_collapse(self)
+            raise EntropyCollapseError(message)
 
     # --- checkpointing -------------------------------------------------------
     def state_dict(self) -> dict:

@@ -69,5 +69,20 @@ def test_unknown_env_and_unsupported_spaces_fail_clearly():
         make_env("NoSuchEnv-v9")
     with pytest.raises(ValueError, match=r"FlickeringCartPole p = 1.5 \(accepted: p in \[0, 1\)\)"):
         make_env("FlickeringCartPole-1.5")
-    with pytest.raises(ValueError, match=r"observation .* \(accepted: a flat float vector\)"):
-        make_env("FrozenLake-v1")
+    with pytest.raises(ValueError, match=r"unsupported action space .*\(accepted: Discrete, MultiDiscrete or a bounded Box\)"):
+        make_env("gym:CartPole-v1", wrappers=[_unbounded_actions])
+
+
+def _unbounded_actions(env):
+    import gymnasium as gym
+    import numpy as np
+
+    class Unbounded(gym.ActionWrapper):
+        def __init__(self, env):
+            super().__init__(env)
+            self.action_space = gym.spaces.Box(-np.inf, np.inf, (1,), np.float32)
+
+        def action(self, a):
+            return int(a[0] > 0)
+
+    return Unbounded(env)

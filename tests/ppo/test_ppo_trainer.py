@@ -96,7 +96,7 @@ def test_global_grad_clip_tiny_cap_shrinks_update_huge_cap_changes_nothing(monke
 
 def test_entropy_guard_raises_on_third_low_update_and_resets_after_healthy_one():
     saved = []
-    trainer, batch = _setup(entropy_threshold=0.05, entropy_patience=3)
+    trainer, batch = _setup(entropy_threshold=0.05, entropy_patience=3, entropy_guard="stop")
     trainer.on_entropy_collapse = lambda t: saved.append(t.updates_done)
     _stub_loss(trainer, entropy=0.01)
     trainer.train_step(batch)
@@ -110,6 +110,15 @@ def test_entropy_guard_raises_on_third_low_update_and_resets_after_healthy_one()
     with pytest.raises(EntropyCollapseError, match="3 consecutive updates"):
         trainer.train_step(batch)
     assert saved == [trainer.updates_done]  # checkpoint hook ran before raising
+
+
+def test_entropy_guard_warns_once_by_default_and_keeps_training(capsys):
+    trainer, batch = _setup(entropy_threshold=0.05, entropy_patience=2)
+    _stub_loss(trainer, entropy=0.01)
+    for _ in range(4):
+        trainer.train_step(batch)
+    assert trainer.updates_done == 4
+    assert capsys.readouterr().err.count("warning: policy entropy") == 1
 
 
 def test_non_finite_steps_are_skipped_then_raise_after_three_in_a_row():
