@@ -40,13 +40,14 @@ def _interrupt_after(monkeypatch, n_updates):
     monkeypatch.setattr(RecurrentPPOTrainer, "train_step", step)
 
 
-def test_ctrl_c_saves_and_resume_matches_straight_run(tmp_path, monkeypatch):
+@pytest.mark.parametrize("model", ["lstm", "gru"])
+def test_ctrl_c_saves_and_resume_matches_straight_run(tmp_path, monkeypatch, model):
     k = 3
-    straight = _run(tmp_path / "a", "--total-steps", str(2 * k * FRAMES), "--eval-every", "0")
+    straight = _run(tmp_path / "a", "--total-steps", str(2 * k * FRAMES), "--eval-every", "0", "--model", model)
     with monkeypatch.context() as m:
         _interrupt_after(m, k)
         with pytest.raises(SystemExit) as exit_info:
-            _run(tmp_path / "b", "--total-steps", str(2 * k * FRAMES), "--eval-every", "0")
+            _run(tmp_path / "b", "--total-steps", str(2 * k * FRAMES), "--eval-every", "0", "--model", model)
         assert exit_info.value.code == 130
     assert TrainingRun.find(tmp_path / "b").load_latest()["counters"]["total_steps"] == k * FRAMES
     resumed = recurrent_ppo.main(["--resume", str(tmp_path / "b")])
