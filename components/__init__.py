@@ -19,7 +19,7 @@ from components import tensordict_speedups
 if os.environ.get("TORCHRL_MEMORY_NO_TD_PATCH", "") not in ("1", "true", "yes"):
     tensordict_speedups.install()
 
-from components.cli import build_parser, config_from_args, resolve_run_config, run_main
+from components.cli import build_parser, config_from_args, eval_request, resolve_run_config, run_main
 from components.config_validation import ConfigError, UserError
 from components.device import resolve_device, set_cpu_threads
 from components.dqn.agent import DQNAgent, DqnAgent
@@ -51,6 +51,8 @@ from components.ppo.run_state import PPORunState
 from components.ppo.sampler import RecurrentMinibatchSampler
 from components.ppo.trainer import EntropyCollapseError, NonFiniteLossError, RecurrentPPOTrainer, TrainingStats
 from components.run_config import RunConfig
+from components.serve.eval_only import evaluate_checkpoint
+from components.serve.policy import TrainedPolicy, load_policy
 from components.runs.episode_log import finished_episodes
 from components.runs.evaluation import evaluate, preserved_rng, run_greedy_episodes, sync_obs_norm
 from components.runs.interrupts import StopRequested, deferred_stop
@@ -68,7 +70,7 @@ __all__ = sorted(
         "LstmActorCritic", "MaskVelocity", "NonFiniteLossError", "PPOConfig", "PPORunState", "PaddedGRUModule", "PaddedLSTMModule",
         "PhaseTimer", "RecurrentMinibatchSampler", "RecurrentPPOLoss", "RecurrentPPOTrainer", "ReturnScaler",
         "RunConfig", "RunNotFoundError", "RunState", "UserError", "run_main", "RunningObsNorm", "StatsTracker", "StepMetrics", "StopRequested", "TMazeEnv",
-        "TrainingRun", "TrainingStats", "build_parser", "build_state", "check_compatible", "check_resume_config",
+        "TrainedPolicy", "TrainingRun", "TrainingStats", "eval_request", "evaluate_checkpoint", "load_policy", "build_parser", "build_state", "check_compatible", "check_resume_config",
         "clip_flat_grad_norm_", "compute_gae", "config_from_args", "deferred_stop", "evaluate", "find_transform",
         "finished_episodes", "flatten_parameters", "fused_adam", "gae_from_values", "make_env",
         "make_actor_critic", "make_gru_actor_critic", "make_lstm_actor_critic", "make_metrics_logger", "make_mlp_actor_critic", "native_base",

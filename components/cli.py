@@ -54,6 +54,8 @@ def build_parser(config_cls, description: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--resume", default=None, help="run directory (or an ancestor: the newest run below it), or one checkpoint file, to continue exactly")
     parser.add_argument("--debug", action="store_true", help="show the full traceback of a user error")
+    parser.add_argument("--eval", dest="eval_checkpoint", default=None, metavar="CHECKPOINT", help="evaluate a checkpoint (e.g. runs/.../best.pt) and exit: no training")
+    parser.add_argument("--episodes", type=int, default=20, help="greedy episodes for --eval (seeds 1..N; default: 20)")
     hints = typing.get_type_hints(config_cls)
     for f in dataclasses.fields(config_cls):
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
@@ -86,6 +88,12 @@ def config_from_args(config_cls, args: argparse.Namespace, base: dict | None = N
     if unknown:
         raise ConfigError(f"unknown config fields {sorted(unknown)} (accepted: {sorted(known)})")
     return config_cls(**values)
+
+
+def eval_request(config_cls, argv: list[str] | None) -> tuple[str, int] | None:
+    """``(checkpoint, episodes)`` when the command line asks for ``--eval``, else None."""
+    args = build_parser(config_cls, "").parse_args(argv)
+    return (args.eval_checkpoint, args.episodes) if args.eval_checkpoint else None
 
 
 def resolve_run_config(config_cls, description: str, argv: list[str] | None = None):

@@ -24,6 +24,8 @@ from components import (
     DQNTrainer,
     TrainingRun,
     deferred_stop,
+    eval_request,
+    evaluate_checkpoint,
     make_env,
     make_metrics_logger,
     obs_dim_of,
@@ -37,6 +39,8 @@ from components.runs.interrupts import StopRequested
 
 
 def main(argv: list[str] | None = None) -> dict:
+    if (request := eval_request(DQNConfig, argv)) is not None:  # --eval CHECKPOINT: play greedy episodes, no training
+        return evaluate_checkpoint(*request, family="dqn")
     # --- config: defaults < resumed run's config < command line ----------------------------
     cfg, run, resumed = resolve_run_config(DQNConfig, __doc__, argv)
     device = resolve_device(cfg.device)

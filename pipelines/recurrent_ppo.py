@@ -29,6 +29,8 @@ from components import (
     TrainingRun,
     compute_gae,
     deferred_stop,
+    eval_request,
+    evaluate_checkpoint,
     make_env,
     make_actor_critic,
     make_metrics_logger,
@@ -43,6 +45,8 @@ from components.runs.interrupts import StopRequested
 
 
 def main(argv: list[str] | None = None) -> dict:
+    if (request := eval_request(PPOConfig, argv)) is not None:  # --eval CHECKPOINT: play greedy episodes, no training
+        return evaluate_checkpoint(*request, family="recurrent_ppo")
     # --- config: defaults < resumed run's config < command line ----------------------
     cfg, run, resumed = resolve_run_config(PPOConfig, __doc__, argv)
     device = resolve_device(cfg.device)

@@ -182,6 +182,7 @@ def make_env(
     if spec.mask_velocity:
         env.append_transform(MaskVelocity((1, 3)))
         obs_dim -= 2
+        env.observation_description += f" -> velocities (entries 1, 3) hidden: Box({obs_dim},)"
     if spec.flicker_p > 0:
         env.append_transform(Flicker(spec.flicker_p, mode=flicker_mode, mean_burst=flicker_burst, seed=seed + 7919))
     if normalize_obs:
