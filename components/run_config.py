@@ -45,6 +45,8 @@ class RunConfig:
     checkpoint_every: int = knob(10_000, "env steps between checkpoints (latest.pt, step_<N>.pt)")
     keep_checkpoints: int = knob(3, "numbered checkpoints kept (the newest)")
     logger: str = knob("csv", "metrics backend (TorchRL loggers; the JSONL episode logs are always written)", LOGGERS)
+    wandb_project: str | None = knob(None, "wandb project (with --logger wandb; none = wandb's default)")
+    wandb_group: str | None = knob(None, "wandb group, e.g. one per sweep (with --logger wandb)")
     run_root: str = knob("runs", "folder that holds <run_name>/v1/<run_id>/")
     run_name: str = knob("run", "name of the run folder under run_root")
     plot: bool = knob(True, "write learning_curve.png at the end")
@@ -72,6 +74,12 @@ class RunConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def make_logger(self, run_dir):
+        """The metrics logger this config asks for, under ``run_dir``, with the config logged as hyper-parameters."""
+        from components.runs.metrics_logger import make_metrics_logger
+
+        return make_metrics_logger(self.logger, run_dir, hparams=self.to_dict(), project=self.wandb_project, group=self.wandb_group)
 
     @classmethod
     def field_help(cls, name: str) -> str:

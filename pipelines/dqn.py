@@ -27,7 +27,6 @@ from components import (
     eval_request,
     evaluate_checkpoint,
     make_env,
-    make_metrics_logger,
     obs_dim_of,
     plot_learning_curve,
     resolve_device,
@@ -52,7 +51,7 @@ def main(argv: list[str] | None = None) -> dict:
     agent = DQNAgent(obs_dim_of(env), env.action_spec, cfg, device)
     run = run or TrainingRun.create(cfg.run_root, cfg.run_name, cfg.to_dict())
     eval_env_factory = lambda n, seed: make_env(cfg.env_id, n, device, seed, normalize_obs=False, wrappers=cfg.env_wrappers)
-    trainer = DQNTrainer(env, agent, eval_env_factory, run=run, logger=make_metrics_logger(cfg.logger, run.path))
+    trainer = DQNTrainer(env, agent, eval_env_factory, run=run, logger=cfg.make_logger(run.path))
     if resumed is not None:
         trainer.resume(resumed)
 
@@ -73,6 +72,7 @@ def main(argv: list[str] | None = None) -> dict:
                 if tr.total_steps % 250 < len(metrics):
                     sps = (tr.total_steps - steps_at_start) / max(time.time() - t_start, 1e-9)
                     bar.set_postfix(ret=f"{tr.stats.summary()['recent_reward']:.1f}", eps=f"{last.epsilon:.3f}", sps=f"{sps:.0f}")
+                    tr.log_scalars("train", {"epsilon": last.epsilon, "steps_per_s": sps, "learning_rate": cfg.learning_rate}, step=last.total_steps)
                 stop.check()
 
             while trainer.total_steps < cfg.total_steps:

@@ -33,7 +33,6 @@ from components import (
     evaluate_checkpoint,
     make_env,
     make_actor_critic,
-    make_metrics_logger,
     obs_dim_of,
     plot_learning_curve,
     resolve_device,
@@ -63,7 +62,7 @@ def main(argv: list[str] | None = None) -> dict:
     scaler = ReturnScaler(cfg.num_envs, cfg.gamma) if cfg.reward_scaling else None
     collector = Collector(env, agent.rollout_policy, frames_per_batch=cfg.frames_per_batch, total_frames=-1, device=device)
     run = run or TrainingRun.create(cfg.run_root, cfg.run_name, cfg.to_dict())
-    state = PPORunState(cfg, run, trainer, collector, env, eval_env, scaler, make_metrics_logger(cfg.logger, run.path))
+    state = PPORunState(cfg, run, trainer, collector, env, eval_env, scaler, cfg.make_logger(run.path))
     if resumed is not None:
         state.resume(resumed)
 
@@ -96,6 +95,8 @@ def main(argv: list[str] | None = None) -> dict:
                 recent = (recent + [e["total_reward"] for e in episodes])[-100:]
                 bar.update(batch.numel())
                 sps = (state.total_steps - steps_at_start) / max(timer.elapsed(excluding=("evaluation",)), 1e-9)
+                state.log_scalars("train", {"steps_per_s": sps})
+                state.log_scalars("time", {f"{phase}_s": seconds for phase, seconds in timer.seconds.items()})
                 bar.set_postfix(ret=f"{sum(recent) / max(len(recent), 1):.1f}", sps=f"{sps:.0f}", ent=f"{stats.entropy:.2f}", kl=f"{stats.approx_kl:.4f}")
                 stop.check()
     except KeyboardInterrupt as err:

@@ -8,7 +8,7 @@ from torchrl.record.loggers import Logger
 from components.config_validation import UserError
 
 
-def make_metrics_logger(kind: str, run_dir: Path) -> Logger:
+def make_metrics_logger(kind: str, run_dir: Path, hparams: dict | None = None, project: str | None = None, group: str | None = None) -> Logger:
     """A TorchRL logger under ``run_dir``; a backend whose package is missing is a one-line user error."""
     needs = {"tensorboard": "tensorboard", "wandb": "wandb"}.get(kind)
     if needs is not None:
@@ -19,13 +19,18 @@ def make_metrics_logger(kind: str, run_dir: Path) -> Logger:
     if kind == "csv":
         from torchrl.record.loggers.csv import CSVLogger
 
-        return CSVLogger(exp_name="metrics", log_dir=str(run_dir))
-    if kind == "tensorboard":
+        logger = CSVLogger(exp_name="metrics", log_dir=str(run_dir))
+    elif kind == "tensorboard":
         from torchrl.record.loggers.tensorboard import TensorboardLogger
 
-        return TensorboardLogger(exp_name="metrics", log_dir=str(run_dir))
-    if kind == "wandb":
+        logger = TensorboardLogger(exp_name="metrics", log_dir=str(run_dir))
+    elif kind == "wandb":
         from torchrl.record.loggers.wandb import WandbLogger
 
-        return WandbLogger(exp_name=Path(run_dir).name, save_dir=str(run_dir))
-    raise UserError(f"logger {kind!r} (accepted: one of ['csv', 'tensorboard', 'wandb'])")
+        logger = WandbLogger(exp_name=Path(run_dir).name, save_dir=str(run_dir), project=project, group=group)
+    else:
+        raise UserError(f"logger {kind!r} (accepted: one of ['csv', 'tensorboard', 'wandb'])")
+    if hparams:
+        # the resolved config, once per process (lists as text: not every backend takes them)
+        logger.log_hparams({k: (v if isinstance(v, (int, float, str, bool)) or v is None else str(v)) for k, v in hparams.items()})
+    return logger

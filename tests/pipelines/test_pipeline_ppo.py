@@ -25,7 +25,10 @@ def test_tiny_job_writes_every_run_file(tmp_path):
     assert meta["total_steps"] == 4 * FRAMES and meta["total_episodes"] == len(run.read_jsonl("train_episodes.jsonl"))
     assert json.loads((run.path / "config.json").read_text())["total_steps"] == 4 * FRAMES
     assert {r["total_steps"] for r in run.read_jsonl("eval_episodes.jsonl")} == {2 * FRAMES, 4 * FRAMES}
-    assert (run.path / "metrics" / "scalars" / "train" / "approx_kl.csv").exists()
+    scalars = run.path / "metrics" / "scalars"
+    for name in ("train/approx_kl", "train/episode_return", "train/episode_length", "train/steps_per_s", "train/learning_rate", "time/updates_s", "eval/mean_return"):
+        assert (scalars / f"{name}.csv").exists(), name
+    assert "clip_range: 0.2" in (run.path / "metrics" / "texts" / "hparams0.txt").read_text()  # the resolved config
     assert out["eval"]["episodes"] == 2
 
 
