@@ -3,6 +3,9 @@
 Custom because TorchRL's ``SliceSampler`` draws slices with replacement from a
 replay buffer; PPO needs each env trajectory exactly once per epoch, in a fresh
 seeded order, with the time axis intact so the LSTM can run over it in one call.
+TorchRL's ``SamplerWithoutReplacement`` has the same once-per-epoch rule, but it draws
+from a replay buffer's storage: the rollout would be copied into a buffer every update
+for what one ``randperm`` over the env axis does.
 """
 from __future__ import annotations
 

@@ -3,6 +3,11 @@
 The eval env is built by the caller with its own seed; its observation
 normalisation is loaded from the training env and frozen, so evaluation never
 moves the training statistics nor touches a training episode.
+
+Why not TorchRL's ``Evaluator``: it collects episodes through a ``Collector`` (threads,
+processes or Ray, for asynchronous evaluation); here one ``env.rollout`` plays the first
+episode of every env in parallel and stops when all are done, which is what a
+deterministic, seeded, per-episode report needs, with torch's RNG streams restored.
 """
 from __future__ import annotations
 

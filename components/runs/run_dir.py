@@ -8,6 +8,12 @@ runs/<name>/<version>/<run_id>/
 Every file write is atomic (temp file in the same folder, fsync, rename), so a
 crash or Ctrl-C never leaves a half-written checkpoint or metadata file. I/O
 errors propagate.
+
+Why not TorchRL's ``Checkpoint`` / ``CheckpointRotation``: they store a directory (or
+archive) of registered components; a run here needs one self-contained file per step
+(state dicts plus the collector's carried tensordict and every RNG state, read back as
+one dict by ``--resume`` and ``load_policy``), rotation that also keeps best-on-strict-
+improvement, and a resume that falls back across damaged files.
 """
 from __future__ import annotations
 
