@@ -8,7 +8,7 @@ Before the vector env is built, each copy gets the user's gymnasium wrappers (ca
 or ``"module:Class"`` strings such as ``"minigrid.wrappers:ImgObsWrapper"``), then two of
 ours so that ``GymWrapper`` can read any observation space: a ``Tuple`` becomes a
 ``Dict`` with keys ``"0"``, ``"1"``, ... (``GymWrapper`` has no Tuple reader), and
-non-numeric ``Dict`` entries (MiniGrid's text ``mission``) are dropped.
+non-numeric ``Dict`` entries (MiniGrid's text ``mission``) and ``info`` entries are dropped.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import importlib
 from typing import Callable
 
 import gymnasium as gym
+import numpy as np
 import torch
 from gymnasium import spaces
 
@@ -33,6 +34,28 @@ class TupleAsDict(gym.ObservationWrapper):
 
     def observation(self, observation):
         return {str(i): o for i, o in enumerate(observation)}
+
+
+class NumericInfo(gym.Wrapper):
+    """Drops ``info`` entries that are not numbers (POPGym's HigherLower reports its card as text):
+    TorchRL's info reader registers every entry it meets and fails on strings."""
+
+    @staticmethod
+    def _numeric(info: dict) -> dict:
+        out = {}
+        for k, v in info.items():
+            arr = np.asarray(v)
+            if arr.dtype.kind in "biuf":
+                out[k] = v
+        return out
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        return obs, self._numeric(info)
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs, reward, terminated, truncated, self._numeric(info)
 
 
 def resolve_wrapper(wrapper: str | Callable) -> Callable:
@@ -63,6 +86,7 @@ def describe_space(space: spaces.Space) -> str:
 
 
 def _readable(env: gym.Env) -> gym.Env:
+    env = NumericInfo(env)
     space = env.observation_space
     if isinstance(space, spaces.Tuple):
         env = TupleAsDict(env)

@@ -68,7 +68,8 @@ SMOKE = ["--num-envs", "8", "--rollout-len", "16", "--envs-per-minibatch", "4", 
 
 @pytest.mark.parametrize(
     "env_id,model",
-    [("popgym-RepeatPreviousEasy-v0", "lstm"), ("popgym-MineSweeperEasy-v0", "gru"), ("MiniGrid-MemoryS7-v0", "lstm")],
+    [("popgym-RepeatPreviousEasy-v0", "lstm"), ("popgym-MineSweeperEasy-v0", "gru"), ("popgym-HigherLowerEasy-v0", "lstm"),
+     ("MiniGrid-MemoryS7-v0", "lstm")],
 )
 def test_ppo_runs_a_few_hundred_steps_on_each_suite(tmp_path, env_id, model):
     out = recurrent_ppo.main([*SMOKE, "--env", env_id, "--model", model, "--run-root", str(tmp_path)])
