@@ -2,6 +2,7 @@
 
     python benchmarks/popgym_suite.py --steps 100000 --seeds 0 1 2
     python benchmarks/popgym_suite.py --envs RepeatFirstEasy --models lstm --steps 50000 --seeds 0
+    python benchmarks/popgym_suite.py --envs MiniGrid-MemoryS7-v0 --models lstm mlp --name minigrid_memory_s7
 
 The score is POPGym's own: its envs scale rewards so that an episode's return lies in
 [-1, 1] (e.g. RepeatFirst pays +-1/(cards - 1) per step), so the mean greedy episodic
@@ -17,6 +18,7 @@ import io
 import json
 import tempfile
 import time
+from pathlib import Path
 
 from bench_common import median, save
 
@@ -44,12 +46,15 @@ def main() -> None:
         for env in args.envs:
             for model in args.models:
                 for seed in args.seeds:
-                    argv = ["--env", f"popgym-{env}-v0", "--model", model, "--seed", str(seed), "--total-steps", str(args.steps),
+                    env_id = env if "-" in env else f"popgym-{env}-v0"  # full ids (MiniGrid-MemoryS7-v0) as they are
+                    argv = ["--env", env_id, "--model", model, "--seed", str(seed), "--total-steps", str(args.steps),
                             "--eval-every", "0", "--eval-episodes", "32", "--plot", "false", "--run-root", root, *RECIPE, *args.extra]
                     t0 = time.time()
                     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
                         out = recurrent_ppo.main(argv)
-                    rows.append({"env": env, "model": model, "seed": seed, "score": out["eval"]["mean_reward"],
+                    final = [json.loads(x) for x in (Path(out["run_dir"]) / "eval_episodes.jsonl").read_text().splitlines()]
+                    success = sum(e["extras"]["success"] for e in final) / len(final)  # final reward > 0 (MiniGrid: reached the goal)
+                    rows.append({"env": env, "model": model, "seed": seed, "score": out["eval"]["mean_reward"], "success_rate": success,
                                  "wall_s": time.time() - t0, "steps_per_s": out["steps_per_s"]})
                     print(json.dumps(rows[-1]), flush=True)
                     # written after every run, so a cut-off benchmark keeps what it measured
