@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> dict:
     torch.manual_seed(cfg.seed)
 
     # --- env, agent, trainer, collector, run state ------------------------------------
-    env_kwargs = dict(normalize_obs=cfg.normalize_obs, flicker_mode=cfg.flicker_mode, flicker_burst=cfg.flicker_burst, wrappers=cfg.env_wrappers)
+    env_kwargs = dict(normalize_obs=cfg.normalize_obs, flicker_mode=cfg.flicker_mode, flicker_burst=cfg.flicker_burst, wrappers=cfg.env_wrappers, prev_action=cfg.prev_action)
     env = make_env(cfg.env_id, cfg.num_envs, device, cfg.seed, **env_kwargs)
     agent = make_actor_critic(cfg.model, obs_dim_of(env), env.action_spec, cfg.hidden_size, device)
     env = agent.prime(env)  # the recurrent state, declared by the agent's trunk

@@ -25,6 +25,7 @@ from torchrl.envs import EnvBase, InitTracker, RewardSum, StepCounter, Transform
 
 from components.envs.cartpole import CartPoleEnv
 from components.envs.encoders import EncodeObservation
+from components.envs.prev_action import PreviousActionReward
 from components.envs.gym_backend import make_gym_vector_env
 from components.config_validation import UserError
 from components.keys import OBS
@@ -151,6 +152,7 @@ def make_env(
     flicker_mode: str = "iid",
     flicker_burst: float = 4.0,
     wrappers: list | None = None,
+    prev_action: bool = False,
 ) -> TransformedEnv:
     """Builds ``num_envs`` copies of ``env_id`` batched in one process on ``device``.
 
@@ -158,7 +160,8 @@ def make_env(
     of a gymnasium env. Observations of any supported layout are encoded into one float
     vector (``EncodeObservation``; ``env.observation_description`` says how). Running
     normalisation applies when ``normalize_obs`` and the observation has a float part
-    (one-hot codes are left as they are).
+    (one-hot codes are left as they are). ``prev_action`` appends the previous action and
+    reward to the observation (``PreviousActionReward``), after the POMDP transforms.
     """
     if num_envs < 1:
         raise UserError(f"num_envs = {num_envs} (accepted: an integer >= 1)")
@@ -185,6 +188,11 @@ def make_env(
         env.observation_description += f" -> velocities (entries 1, 3) hidden: Box({obs_dim},)"
     if spec.flicker_p > 0:
         env.append_transform(Flicker(spec.flicker_p, mode=flicker_mode, mean_burst=flicker_burst, seed=seed + 7919))
+    if prev_action:
+        transform = PreviousActionReward(env.action_spec)
+        env.append_transform(transform)
+        obs_dim += transform.extra
+        env.observation_description += f" + previous action and reward ({transform.extra})"
     if normalize_obs:
         env.append_transform(RunningObsNorm(obs_dim))
     env.append_transform(InitTracker())

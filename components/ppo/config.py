@@ -29,11 +29,12 @@ class PPOConfig(RunConfig):
     eval_episodes: int = override(RunConfig, "eval_episodes", 16)
     checkpoint_every: int = override(RunConfig, "checkpoint_every", 10_240)
     run_name: str = override(RunConfig, "run_name", "recurrent_ppo")
-    rollout_len: int = knob(16, "steps per env per update: the T of the [num_envs, T] window")
+    rollout_len: int = knob(16, "steps per env per update: the T of the [num_envs, T] window; backprop-through-time reaches back at most this far (or chunk_len), so a cue that matters later must fall in the same window: set it >= the episode length for cues at episode start")
     # model
     model: str = knob("lstm", "trunk: 'lstm', 'gru', or 'mlp' for the memoryless baseline arm (same GAE, loss and trainer)", ("lstm", "gru", "mlp"))
     hidden_size: int = knob(64, "LSTM / GRU / MLP width")
     normalize_obs: bool = knob(True, "running observation normalisation (a frozen copy in evaluation)")
+    prev_action: bool = knob(False, "append the previous action and reward to the observation (as POPGym's baselines do)")
     reward_scaling: bool = knob(True, "divide rewards by the running std of the discounted return")
     # PPO
     learning_rate: float = knob(1.5e-3, "Adam step size at the start of training")

@@ -82,6 +82,7 @@ class TrainedPolicy:
         env = make_env(
             cfg.env_id, num_envs, self.device, seed, normalize_obs=getattr(cfg, "normalize_obs", False),
             flicker_mode=getattr(cfg, "flicker_mode", "iid"), flicker_burst=getattr(cfg, "flicker_burst", 4.0), wrappers=cfg.env_wrappers,
+            prev_action=getattr(cfg, "prev_action", False),
         )
         norm = find_transform(env, RunningObsNorm)
         if norm is not None and self._norm_state is not None:
@@ -123,6 +124,8 @@ class TrainedPolicy:
     @torch.no_grad()
     def predict(self, obs: Any, state: dict | None = None, episode_start: Any = None, deterministic: bool = True):
         """(action, next state) for raw observation(s); ``state`` is what the previous call returned."""
+        if getattr(self.config, "prev_action", False):
+            raise UserError("this policy reads the previous action and reward (prev_action): act through make_env() / as_module(), not predict()")
         td, batched = self._batch(obs)
         n = td.batch_size[0]
         for t in self._transforms:
