@@ -38,3 +38,17 @@ def save(name: str, payload: dict) -> Path:
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps(payload, indent=2))
     return path
+
+
+def median_us(fn, repeats: int, warmup: int = 5) -> float:
+    """Median wall time of ``fn()`` in microseconds over ``repeats`` calls, after ``warmup`` calls."""
+    import time
+
+    for _ in range(warmup):
+        fn()
+    out = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return statistics.median(out) * 1e6

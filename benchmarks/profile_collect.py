@@ -11,23 +11,10 @@ cell step and heads on plain tensors. JSON in benchmarks/results/profile_collect
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import torch
 
-from bench_common import save
-
-
-def per_step(fn, steps: int) -> float:
-    for _ in range(20):
-        fn()
-    out = []
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return statistics.median(out) * 1e6
+from bench_common import median_us, save
 
 
 def main() -> None:
@@ -47,7 +34,7 @@ def main() -> None:
     env = agent.prime(env)
     collector = Collector(env, agent.rollout_policy, frames_per_batch=n * T, total_frames=-1)
     it = iter(collector)
-    collector_us = per_step(lambda: next(it), max(args.steps // T, 20)) / T
+    collector_us = median_us(lambda: next(it), max(args.steps // T, 20), warmup=20) / T
     collector.shutdown()
 
     td = env.reset()
@@ -57,14 +44,14 @@ def main() -> None:
         td["action"] = torch.randint(0, 2, (n,))
         _, td = env.step_and_maybe_reset(td)
 
-    env_us = per_step(env_step, args.steps)
+    env_us = median_us(env_step, args.steps, warmup=20)
     carried = env.reset()
 
     def policy_step():
         with torch.no_grad(), set_exploration_type(ExplorationType.RANDOM):
             agent.rollout_policy(carried.clone(False))
 
-    policy_us = per_step(policy_step, args.steps)
+    policy_us = median_us(policy_step, args.steps, warmup=20)
 
     raw = CartPoleEnv(n, seed=0)
     state = raw._fresh_state(n)
@@ -83,7 +70,7 @@ def main() -> None:
             done = term | trunc
             state = {k: torch.where(done, fresh[k], v) for k, v in state.items()}
 
-    floor_us = per_step(floor_step, args.steps)
+    floor_us = median_us(floor_step, args.steps, warmup=20)
     print(f"one batched collection step, {n} envs, CartPoleNoVel, LSTM 64, 1 thread (median us)")
     rows = {"Collector step (env + policy + storage)": collector_us, "env alone (transforms, auto-reset)": env_us,
             "rollout policy alone": policy_us, "floor: bare transition + LSTM cell + heads": floor_us}

@@ -12,23 +12,10 @@ JSON in benchmarks/results/profile_update.json.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import torch
 
-from bench_common import save
-
-
-def timed(fn, repeats: int) -> float:
-    for _ in range(5):
-        fn()
-    out = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return statistics.median(out) * 1e6
+from bench_common import median_us, save
 
 
 def main() -> None:
@@ -79,12 +66,12 @@ def main() -> None:
         trainer.optimizer.step()
 
     phases = {
-        "sampler minibatch": timed(lambda: next(trainer.sampler.epoch(batch)), args.repeats),
-        "actor recurrent forward": timed(actor_forward, args.repeats),
-        "loss forward (ClipPPOLoss)": timed(loss_forward, args.repeats),
-        "loss forward + backward": timed(forward_backward, args.repeats),
-        "clip + fused Adam step": timed(clip_and_step, args.repeats),
-        "whole minibatch step": timed(full_step, args.repeats),
+        "sampler minibatch": median_us(lambda: next(trainer.sampler.epoch(batch)), args.repeats, warmup=5),
+        "actor recurrent forward": median_us(actor_forward, args.repeats, warmup=5),
+        "loss forward (ClipPPOLoss)": median_us(loss_forward, args.repeats, warmup=5),
+        "loss forward + backward": median_us(forward_backward, args.repeats, warmup=5),
+        "clip + fused Adam step": median_us(clip_and_step, args.repeats, warmup=5),
+        "whole minibatch step": median_us(full_step, args.repeats, warmup=5),
     }
 
     # floor: the same computation on plain tensors
@@ -108,7 +95,7 @@ def main() -> None:
         torch.nn.utils.clip_grad_norm_(params, 0.5)
         opt.step()
 
-    floor = timed(floor_step, args.repeats)
+    floor = median_us(floor_step, args.repeats, warmup=5)
     print(f"one PPO minibatch update, {B} x {T} = {n_steps} steps, LSTM {H}, 1 thread (median us over {args.repeats})")
     for name, us in phases.items():
         print(f"  {name:<28} {us:9.0f} us")
