@@ -6,10 +6,14 @@ Ids:
     ``FlickeringCartPole-<p>``, ``TMaze`` or ``TMaze-<corridor>``;
   * ``gym:<id>`` forces the gymnasium backend (``gym:CartPoleNoVel`` applies the
     same POMDP transforms to gymnasium's CartPole-v1);
-  * any other registered gymnasium id runs through TorchRL's ``GymEnv``.
+  * any other gymnasium id runs through TorchRL's ``GymWrapper`` (``gym_backend.py``):
+    registered ids, ``module:id``, and POPGym / MiniGrid ids, whose suite is imported
+    on demand.
 
-Every env gets, in order: the POMDP transforms, optional running observation
-normalisation, ``InitTracker``, ``StepCounter`` and ``RewardSum``. A recurrent
+Every env gets, in order: the observation encoder when the observation is not
+already one flat float vector (``encoders.py``), the POMDP transforms, optionally the
+previous action and reward, optional running observation normalisation,
+``InitTracker``, ``StepCounter`` and ``RewardSum``. A recurrent
 agent adds its own state primer (``agent.prime(env)``, from its trunk's
 ``make_tensordict_primer``); callers append any further TorchRL transform with
 ``env.append_transform``.
@@ -23,15 +27,15 @@ import torch
 from torchrl.data import Bounded, Categorical, OneHot
 from torchrl.envs import EnvBase, InitTracker, RewardSum, StepCounter, TransformedEnv
 
+from components.config_validation import UserError
 from components.envs.cartpole import CartPoleEnv
 from components.envs.encoders import EncodeObservation
-from components.envs.prev_action import PreviousActionReward
 from components.envs.gym_backend import make_gym_vector_env
-from components.config_validation import UserError
-from components.keys import OBS
 from components.envs.obs_norm import RunningObsNorm
 from components.envs.pomdp_transforms import Flicker, MaskVelocity
+from components.envs.prev_action import PreviousActionReward
 from components.envs.tmaze import TMazeEnv
+from components.keys import OBS
 
 BUILTIN_IDS = ("CartPole-v1", "CartPoleNoVel", "MaskedCartPole", "FlickeringCartPole[-p]", "TMaze[-corridor]")
 
@@ -178,10 +182,7 @@ def make_env(
         env.append_transform(encoder)
     obs_dim = env.observation_spec[OBS].shape[-1]
     normalize_obs = normalize_obs and (encoder is None or encoder.has_float)
-    env.observation_description = (
-        f"obs: {described}" + ("" if encoder is None else f" -> {encoder.describe()}")
-        + ("" if normalize_obs else " (no running normalisation)")
-    )
+    env.observation_description = f"obs: {described}" + ("" if encoder is None else f" -> {encoder.describe()}")
     if spec.mask_velocity:
         env.append_transform(MaskVelocity((1, 3)))
         obs_dim -= 2
@@ -195,6 +196,8 @@ def make_env(
         env.observation_description += f" + previous action and reward ({transform.extra})"
     if normalize_obs:
         env.append_transform(RunningObsNorm(obs_dim))
+    elif encoder is not None:
+        env.observation_description += " (one-hot codes: no running normalisation)"
     env.append_transform(InitTracker())
     env.append_transform(StepCounter())
     env.append_transform(RewardSum())
