@@ -59,7 +59,7 @@ def build_parser(config_cls, description: str) -> argparse.ArgumentParser:
     hints = typing.get_type_hints(config_cls)
     for f in dataclasses.fields(config_cls):
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        shown = "none" if default is None else (",".join(map(str, default)) if isinstance(default, list) else default)
+        shown = "none" if default is None or default == [] else (",".join(map(str, default)) if isinstance(default, list) else default)
         flags = ["--env", "--env-id"] if f.name == "env_id" else [f"--{f.name.replace('_', '-')}"]
         parser.add_argument(
             *flags,
