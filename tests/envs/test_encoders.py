@@ -88,3 +88,22 @@ def test_dqn_runs_on_popgym_and_refuses_multidiscrete_actions_by_name(tmp_path):
 def test_env_wrappers_from_the_command_line(tmp_path):
     env = make_env("MiniGrid-MemoryS7-v0", 2, wrappers=["minigrid.wrappers:ImgObsWrapper"])
     assert env.observation_description.startswith("obs: Box(7, 7, 3) uint8")
+
+
+def _text_observations(env):
+    import gymnasium as gym
+
+    class Text(gym.ObservationWrapper):
+        def __init__(self, env):
+            super().__init__(env)
+            self.observation_space = gym.spaces.Text(8)
+
+        def observation(self, obs):
+            return "x"
+
+    return Text(env)
+
+
+def test_an_unsupported_observation_space_is_one_error_naming_it():
+    with pytest.raises(ValueError, match=r"observation space Text \(accepted: Box, Discrete, MultiDiscrete, or a Dict/Tuple of them\)"):
+        make_env("gym:CartPole-v1", 2, wrappers=[_text_observations])
