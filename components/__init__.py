@@ -57,7 +57,7 @@ from components.runs.episode_log import finished_episodes
 from components.runs.evaluation import evaluate, preserved_rng, run_greedy_episodes, sync_obs_norm
 from components.runs.interrupts import StopRequested, deferred_stop
 from components.runs.learning_curve import plot_learning_curve
-from components.runs.metrics_logger import make_metrics_logger
+from components.runs.metrics_logger import logger_for, make_metrics_logger
 from components.runs.phase_timer import PhaseTimer
 from components.runs.run_dir import CheckpointError, RunNotFoundError, TrainingRun, check_resume_config
 from components.runs.run_state import RunState
@@ -70,7 +70,7 @@ __all__ = sorted(
         "LstmActorCritic", "MaskVelocity", "NonFiniteLossError", "PPOConfig", "PPORunState", "PaddedGRUModule", "PaddedLSTMModule",
         "PhaseTimer", "RecurrentMinibatchSampler", "RecurrentPPOLoss", "RecurrentPPOTrainer", "ReturnScaler",
         "RunConfig", "RunNotFoundError", "RunState", "UserError", "run_main", "RunningObsNorm", "StatsTracker", "StepMetrics", "StopRequested", "TMazeEnv",
-        "TrainedPolicy", "TrainingRun", "TrainingStats", "eval_request", "evaluate_checkpoint", "load_policy", "build_parser", "build_state", "check_compatible", "check_resume_config",
+        "TrainedPolicy", "TrainingRun", "TrainingStats", "eval_request", "evaluate_checkpoint", "load_policy", "logger_for", "build_parser", "build_state", "check_compatible", "check_resume_config",
         "clip_flat_grad_norm_", "compute_gae", "config_from_args", "deferred_stop", "evaluate", "find_transform",
         "finished_episodes", "flatten_parameters", "fused_adam", "gae_from_values", "make_env",
         "make_actor_critic", "make_gru_actor_critic", "make_lstm_actor_critic", "make_metrics_logger", "make_mlp_actor_critic", "native_base",

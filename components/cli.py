@@ -75,10 +75,15 @@ def build_parser(config_cls, description: str) -> argparse.ArgumentParser:
 RENAMED_FIELDS = {"checkpoint_freq": "checkpoint_every"}
 
 
+def saved_values(saved: dict | None) -> dict:
+    """A saved config's fields under today's names (``RENAMED_FIELDS``)."""
+    return {RENAMED_FIELDS.get(k, k): v for k, v in (saved or {}).items()}
+
+
 def config_from_args(config_cls, args: argparse.Namespace, base: dict | None = None):
     """Config from ``base`` (e.g. a resumed run's config) plus the overrides given on the command line."""
     hints = typing.get_type_hints(config_cls)
-    values = {RENAMED_FIELDS.get(k, k): v for k, v in (base or {}).items()}
+    values = saved_values(base)
     for f in dataclasses.fields(config_cls):
         raw = getattr(args, f.name, None)
         if raw is not None:
@@ -110,12 +115,10 @@ def resolve_run_config(config_cls, description: str, argv: list[str] | None = No
     run = TrainingRun.find(args.resume)
     # a named checkpoint file resumes from that file; a directory from its newest loadable checkpoint
     state = run.load(args.resume) if str(args.resume).endswith(".pt") else run.load_latest()
-    family, expected = str(state.get("format")).split("/")[0], getattr(config_cls, "checkpoint_family", None)
-    if expected is not None and family != expected:
-        from components.runs.run_dir import PIPELINE_OF_FORMAT, CheckpointError
+    if getattr(config_cls, "checkpoint_family", None) is not None:
+        from components.runs.run_dir import check_pipeline
 
-        writer = PIPELINE_OF_FORMAT.get(family)
-        raise CheckpointError(f"{run.path} was written by {writer} (format {state.get('format')!r}); resume it with that pipeline" if writer else f"{run.path}: checkpoint format {state.get('format')!r} is not a {expected} checkpoint")
+        check_pipeline(state, config_cls.checkpoint_family, run.path)
     base = state.get("config") if str(args.resume).endswith(".pt") else run.config
     return config_from_args(config_cls, args, base=base).validate(), run, state
 

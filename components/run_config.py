@@ -75,12 +75,6 @@ class RunConfig:
     def to_dict(self) -> dict:
         return asdict(self)
 
-    def make_logger(self, run_dir):
-        """The metrics logger this config asks for, under ``run_dir``, with the config logged as hyper-parameters."""
-        from components.runs.metrics_logger import make_metrics_logger
-
-        return make_metrics_logger(self.logger, run_dir, hparams=self.to_dict(), project=self.wandb_project, group=self.wandb_group)
-
     @classmethod
     def field_help(cls, name: str) -> str:
         return {f.name: f.metadata.get("help", "") for f in dataclasses.fields(cls)}[name]

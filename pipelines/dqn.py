@@ -26,6 +26,7 @@ from components import (
     deferred_stop,
     eval_request,
     evaluate_checkpoint,
+    logger_for,
     make_env,
     obs_dim_of,
     plot_learning_curve,
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> dict:
     agent = DQNAgent(obs_dim_of(env), env.action_spec, cfg, device)
     run = run or TrainingRun.create(cfg.run_root, cfg.run_name, cfg.to_dict())
     eval_env_factory = lambda n, seed: make_env(cfg.env_id, n, device, seed, normalize_obs=False, wrappers=cfg.env_wrappers)
-    trainer = DQNTrainer(env, agent, eval_env_factory, run=run, logger=cfg.make_logger(run.path))
+    trainer = DQNTrainer(env, agent, eval_env_factory, run=run, logger=logger_for(cfg, run.path))
     if resumed is not None:
         trainer.resume(resumed)
 

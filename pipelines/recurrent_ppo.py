@@ -10,7 +10,6 @@ Reads top to bottom like the algorithm: build env and agent, then loop
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -31,6 +30,7 @@ from components import (
     deferred_stop,
     eval_request,
     evaluate_checkpoint,
+    logger_for,
     make_env,
     make_actor_critic,
     obs_dim_of,
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> dict:
     scaler = ReturnScaler(cfg.num_envs, cfg.gamma) if cfg.reward_scaling else None
     collector = Collector(env, agent.rollout_policy, frames_per_batch=cfg.frames_per_batch, total_frames=-1, device=device)
     run = run or TrainingRun.create(cfg.run_root, cfg.run_name, cfg.to_dict())
-    state = PPORunState(cfg, run, trainer, collector, env, eval_env, scaler, cfg.make_logger(run.path))
+    state = PPORunState(cfg, run, trainer, collector, env, eval_env, scaler, logger_for(cfg, run.path))
     if resumed is not None:
         state.resume(resumed)
 

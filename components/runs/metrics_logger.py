@@ -34,3 +34,8 @@ def make_metrics_logger(kind: str, run_dir: Path, hparams: dict | None = None, p
         # the resolved config, once per process (lists as text: not every backend takes them)
         logger.log_hparams({k: (v if isinstance(v, (int, float, str, bool)) or v is None else str(v)) for k, v in hparams.items()})
     return logger
+
+
+def logger_for(config, run_dir: Path) -> Logger:
+    """The metrics logger a ``RunConfig`` asks for, under ``run_dir``, with the config logged as hyper-parameters."""
+    return make_metrics_logger(config.logger, run_dir, hparams=config.to_dict(), project=config.wandb_project, group=config.wandb_group)

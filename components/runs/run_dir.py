@@ -108,13 +108,23 @@ class RunNotFoundError(UserError, FileNotFoundError):
 PIPELINE_OF_FORMAT = {"recurrent_ppo": "pipelines/recurrent_ppo.py", "dqn": "pipelines/dqn.py"}
 
 
+def check_pipeline(state: dict, expected_family: str, where) -> None:
+    """Raises naming the pipeline that wrote ``state`` when it is not ``expected_family``'s."""
+    found = state.get("format")
+    family = str(found).split("/")[0]
+    if family == expected_family:
+        return
+    writer = PIPELINE_OF_FORMAT.get(family)
+    if writer is not None:
+        raise CheckpointError(f"{where} was written by {writer} (format {found!r}); resume it with that pipeline")
+    raise CheckpointError(f"{where}: checkpoint format {found!r} is not a {expected_family} checkpoint")
+
+
 def check_resume_config(state: dict, config, expected_format: str, fields: tuple[str, ...]) -> None:
     """Raises naming every mismatch between a checkpoint and the config it is resumed under."""
     found = state.get("format")
     if found != expected_format:
-        family = str(found).split("/")[0]
-        if family in PIPELINE_OF_FORMAT and family != expected_format.split("/")[0]:
-            raise CheckpointError(f"this checkpoint was written by {PIPELINE_OF_FORMAT[family]} (format {found!r}); resume it with that pipeline")
+        check_pipeline(state, expected_format.split("/")[0], "this checkpoint")
         raise CheckpointError(f"checkpoint format {found!r} (accepted: {expected_format!r}; older formats cannot be resumed)")
     saved = state["config"]
     bad = [f"{k}: checkpoint {saved.get(k)!r} vs requested {getattr(config, k)!r}" for k in fields if saved.get(k) != getattr(config, k)]

@@ -26,7 +26,7 @@ import torch
 from tensordict import TensorDict
 from torchrl.envs import ExplorationType, TransformedEnv, set_exploration_type
 
-from components.cli import RENAMED_FIELDS
+from components.cli import saved_values
 from components.config_validation import UserError
 from components.dqn.agent import DQNAgent
 from components.dqn.config import DQNConfig
@@ -44,8 +44,9 @@ CONFIGS = {"recurrent_ppo": PPOConfig, "dqn": DQNConfig}
 
 
 def _config(cls, saved: dict):
-    known = {f for f in cls.__dataclass_fields__}
-    return cls(**{RENAMED_FIELDS.get(k, k): v for k, v in saved.items() if RENAMED_FIELDS.get(k, k) in known})
+    """The checkpoint's config; fields this version no longer has are ignored (acting does not need them)."""
+    known = set(cls.__dataclass_fields__)
+    return cls(**{k: v for k, v in saved_values(saved).items() if k in known})
 
 
 class TrainedPolicy:

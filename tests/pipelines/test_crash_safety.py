@@ -9,7 +9,6 @@ import sys
 import time
 from pathlib import Path
 
-import torch
 
 from components import TrainingRun
 from components.runs.run_dir import load_checkpoint

@@ -1,6 +1,5 @@
 """User mistakes get one line and exit status 2; damaged run directories still resume."""
 import dataclasses
-import json
 import math
 import subprocess
 import sys
