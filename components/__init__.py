@@ -34,6 +34,7 @@ from components.envs.pomdp_transforms import Flicker, MaskVelocity
 from components.envs.tmaze import TMazeEnv
 from components.flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
 from components.ppo.actor_critic import (
+    build_agent,
     LSTMActorCritic,
     LstmActorCritic,
     make_actor_critic,
@@ -42,6 +43,7 @@ from components.ppo.actor_critic import (
     make_mlp_actor_critic,
 )
 from components.ppo.advantage import compute_gae, gae_from_values, next_state_values
+from components.ppo.image_encoder import ImageEncoder, make_input_encoder
 from components.ppo.checkpoint import build_state, check_compatible, restore_state
 from components.ppo.config import PPOConfig
 from components.ppo.loss import RecurrentPPOLoss
@@ -53,6 +55,7 @@ from components.ppo.trainer import EntropyCollapseError, NonFiniteLossError, Rec
 from components.run_config import RunConfig
 from components.serve.eval_only import evaluate_checkpoint
 from components.serve.policy import TrainedPolicy, load_policy
+from components.runs.collectors import WorkerEnv, make_collector
 from components.runs.episode_log import finished_episodes
 from components.runs.evaluation import evaluate, preserved_rng, run_greedy_episodes, sync_obs_norm
 from components.runs.interrupts import StopRequested, deferred_stop
@@ -67,10 +70,10 @@ __all__ = sorted(
     [
         "CartPoleEnv", "CheckpointError", "ConfigError", "DQNAgent", "DQNConfig", "DQNTrainer", "DqnAgent", "DqnConfig", "DqnTrainer",
         "EntropyCollapseError", "EpisodeRecord", "EvalReport", "Flicker", "LSTMActorCritic", "LinearEpsilon",
-        "LstmActorCritic", "MaskVelocity", "NonFiniteLossError", "PPOConfig", "PPORunState", "PaddedGRUModule", "PaddedLSTMModule",
+        "LstmActorCritic", "ImageEncoder", "make_input_encoder", "MaskVelocity", "NonFiniteLossError", "PPOConfig", "PPORunState", "PaddedGRUModule", "PaddedLSTMModule",
         "PhaseTimer", "RecurrentMinibatchSampler", "RecurrentPPOLoss", "RecurrentPPOTrainer", "ReturnScaler",
         "RunConfig", "RunNotFoundError", "RunState", "UserError", "run_main", "RunningObsNorm", "StatsTracker", "StepMetrics", "StopRequested", "TMazeEnv",
-        "TrainedPolicy", "TrainingRun", "TrainingStats", "eval_request", "evaluate_checkpoint", "load_policy", "logger_for", "build_parser", "build_state", "check_compatible", "check_resume_config",
+        "TrainedPolicy", "TrainingRun", "WorkerEnv", "make_collector", "TrainingStats", "eval_request", "evaluate_checkpoint", "load_policy", "logger_for", "build_agent", "build_parser", "build_state", "check_compatible", "check_resume_config",
         "clip_flat_grad_norm_", "compute_gae", "config_from_args", "deferred_stop", "evaluate", "find_transform",
         "finished_episodes", "flatten_parameters", "fused_adam", "gae_from_values", "make_env",
         "make_actor_critic", "make_gru_actor_critic", "make_lstm_actor_critic", "make_metrics_logger", "make_mlp_actor_critic", "native_base",

@@ -9,6 +9,7 @@ import sys
 from typing import Any, Callable
 
 from components.config_validation import ConfigError, UserError
+from components.run_config import saved_values
 
 
 def _parse_value(text: str, annotation: Any, field: str):
@@ -72,18 +73,10 @@ def build_parser(config_cls, description: str) -> argparse.ArgumentParser:
 
 
 #: fields renamed since earlier releases: a resumed run's config.json may still use the old name
-RENAMED_FIELDS = {"checkpoint_freq": "checkpoint_every"}
-
-
-def saved_values(saved: dict | None) -> dict:
-    """A saved config's fields under today's names (``RENAMED_FIELDS``)."""
-    return {RENAMED_FIELDS.get(k, k): v for k, v in (saved or {}).items()}
-
-
 def config_from_args(config_cls, args: argparse.Namespace, base: dict | None = None):
     """Config from ``base`` (e.g. a resumed run's config) plus the overrides given on the command line."""
     hints = typing.get_type_hints(config_cls)
-    values = saved_values(base)
+    values = saved_values(base, config_cls) if base is not None else {}
     for f in dataclasses.fields(config_cls):
         raw = getattr(args, f.name, None)
         if raw is not None:

@@ -80,6 +80,19 @@ class RunConfig:
         return {f.name: f.metadata.get("help", "") for f in dataclasses.fields(cls)}[name]
 
 
+#: config fields saved under an earlier name -> today's name
+RENAMED_FIELDS = {"checkpoint_freq": "checkpoint_every"}
+
+
+def saved_values(saved: dict | None, config_cls: type | None = None) -> dict:
+    """A saved config's fields under today's names (``RENAMED_FIELDS``); fields the config class
+    added since (its ``added_fields``) get the value the saved run used."""
+    values = {RENAMED_FIELDS.get(k, k): v for k, v in (saved or {}).items()}
+    for name, old in getattr(config_cls, "added_fields", {}).items():
+        values.setdefault(name, old)
+    return values
+
+
 def override(base: type, name: str, default: Any) -> Any:
     """Redeclares a base field with another default, keeping its help and choices."""
     meta = {f.name: f.metadata for f in dataclasses.fields(base)}[name]

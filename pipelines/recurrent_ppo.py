@@ -15,10 +15,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch
-from torchrl.collectors import Collector
 from tqdm import tqdm
 
 from components import (
+    build_agent,
     EntropyCollapseError,
     PhaseTimer,
     PPOConfig,
@@ -26,14 +26,14 @@ from components import (
     RecurrentPPOTrainer,
     ReturnScaler,
     TrainingRun,
+    WorkerEnv,
     compute_gae,
     deferred_stop,
     eval_request,
     evaluate_checkpoint,
     logger_for,
     make_env,
-    make_actor_critic,
-    obs_dim_of,
+    make_collector,
     plot_learning_curve,
     resolve_device,
     resolve_run_config,
@@ -55,20 +55,24 @@ def main(argv: list[str] | None = None) -> dict:
     # --- env, agent, trainer, collector, run state ------------------------------------
     env_kwargs = dict(normalize_obs=cfg.normalize_obs, flicker_mode=cfg.flicker_mode, flicker_burst=cfg.flicker_burst, wrappers=cfg.env_wrappers, prev_action=cfg.prev_action)
     env = make_env(cfg.env_id, cfg.num_envs, device, cfg.seed, **env_kwargs)
-    agent = make_actor_critic(cfg.model, obs_dim_of(env), env.action_spec, cfg.hidden_size, device)
+    agent = build_agent(cfg, env, device)  # cfg.model trunk, with a CNN ahead of it for image observations
     env = agent.prime(env)  # the recurrent state, declared by the agent's trunk
     eval_env = agent.prime(make_env(cfg.env_id, cfg.eval_episodes, device, cfg.seed + 1_000_003, **env_kwargs))
     trainer = RecurrentPPOTrainer(agent, cfg)
     scaler = ReturnScaler(cfg.num_envs, cfg.gamma) if cfg.reward_scaling else None
-    collector = Collector(env, agent.rollout_policy, frames_per_batch=cfg.frames_per_batch, total_frames=-1, device=device)
+    collector = make_collector(
+        env, agent.rollout_policy, cfg.frames_per_batch, device, cfg.collector_workers, cfg.backend,
+        WorkerEnv(cfg.env_id, cfg.num_envs, cfg.seed, str(device), env_kwargs, agent.primer()), cfg.ray_address,
+    )
     run = run or TrainingRun.create(cfg.run_root, cfg.run_name, cfg.to_dict())
     state = PPORunState(cfg, run, trainer, collector, env, eval_env, scaler, logger_for(cfg, run.path))
     if resumed is not None:
         state.resume(resumed)
 
     # --- training loop: collect, advantages, update; log, evaluate, checkpoint -------------
-    print(f"run directory: {run.path}  device: {device}  env: {cfg.env_id} x {cfg.num_envs}  model: {cfg.model}")
-    print(env.observation_description)
+    print(f"run directory: {run.path}  device: {device}  env: {cfg.env_id} x {cfg.num_envs}  model: {cfg.model}"
+          + (f"  collector workers: {cfg.collector_workers} ({cfg.backend})" if cfg.collector_workers > 1 or cfg.backend != "local" else ""))
+    print(env.observation_description + ("" if agent.input_encoder is None else f" -> {agent.input_encoder.describe()}"))
     bar = tqdm(total=cfg.total_steps, initial=state.total_steps, unit="step", dynamic_ncols=True)
     timer, steps_at_start, recent = PhaseTimer(), state.total_steps, []
     batches, stopped = iter(collector), None

@@ -94,6 +94,16 @@ class EncodeObservation(Transform):
         # running normalisation is worth it for float and scaled-integer parts, not for one-hot codes
         self.has_float = any(p.kind == "scaled" or (p.kind == "flat" and observation_spec[p.key].dtype.is_floating_point) for p in self.parts)
 
+    def image_part(self) -> tuple[int, tuple[int, int, int]] | None:
+        """``(offset, shape)`` of the first image-like entry (a 3-D box) in the output vector, for a
+        CNN ahead of the trunk (``ppo/image_encoder.py``); None if there is none."""
+        offset = 0
+        for p in self.parts:
+            if p.kind in ("scaled", "flat") and len(p.event_shape) == 3:
+                return offset, p.event_shape
+            offset += p.size
+        return None
+
     def describe(self) -> str:
         return " + ".join(p.desc for p in self.parts) + f" => {self.out_keys[0]!r} float[{self.obs_dim}]"
 

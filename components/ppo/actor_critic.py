@@ -46,6 +46,7 @@ class LSTMActorCritic:
     actor: ProbabilisticActor  # trunk + policy head + distribution
     value_head: ValueOperator  # reads EMBED
     rollout_policy: TensorDictSequential  # actor then value head: stores log-prob and value per step
+    input_encoder: nn.Module | None = None  # the CNN inside the trunk, if any (ppo/image_encoder.py)
 
     # --- keys, read from the modules ------------------------------------------------------
     @property
@@ -120,22 +121,26 @@ def make_lstm_actor_critic(
     obs_key=OBS,
     action_key=ACTION,
     state_keys: tuple = (HIDDEN_H, HIDDEN_C),
+    input_encoder: nn.Module | None = None,
 ) -> LSTMActorCritic:
     """The LSTM arm, for a discrete or bounded continuous action spec.
 
     ``obs_key`` / ``action_key`` / ``state_keys`` bind it to an env whose entries have other names.
+    ``input_encoder`` (e.g. an ``ImageEncoder``, with an ``out_dim``) runs on the observation
+    ahead of the cell, inside the trunk.
     """
     _check_sizes(obs_dim, hidden_size)
     h_key, c_key = state_keys
     lstm = PaddedLSTMModule(
-        input_size=obs_dim,
+        input_size=_input_size(obs_dim, input_encoder),
         hidden_size=hidden_size,
         in_keys=[obs_key, h_key, c_key],
         out_keys=[EMBED, ("next", h_key), ("next", c_key)],
         device=device,
     )
     _orthogonal_(lstm.lstm, math.sqrt(2))
-    return _with_heads(lstm, action_spec, hidden_size, device, action_key)
+    _attach(lstm, input_encoder)
+    return _with_heads(lstm, action_spec, hidden_size, device, action_key, input_encoder)
 
 
 def make_gru_actor_critic(
@@ -146,14 +151,16 @@ def make_gru_actor_critic(
     obs_key=OBS,
     action_key=ACTION,
     state_key=HIDDEN,
+    input_encoder: nn.Module | None = None,
 ) -> LSTMActorCritic:
     """The GRU arm: a ``PaddedGRUModule`` trunk (TorchRL's ``GRUModule`` keys and primer), same heads."""
     _check_sizes(obs_dim, hidden_size)
     gru = PaddedGRUModule(
-        input_size=obs_dim, hidden_size=hidden_size, in_keys=[obs_key, state_key], out_keys=[EMBED, ("next", state_key)], device=device
+        input_size=_input_size(obs_dim, input_encoder), hidden_size=hidden_size, in_keys=[obs_key, state_key], out_keys=[EMBED, ("next", state_key)], device=device
     )
     _orthogonal_(gru.gru, math.sqrt(2))
-    return _with_heads(gru, action_spec, hidden_size, device, action_key)
+    _attach(gru, input_encoder)
+    return _with_heads(gru, action_spec, hidden_size, device, action_key, input_encoder)
 
 
 def make_mlp_actor_critic(
@@ -163,16 +170,20 @@ def make_mlp_actor_critic(
     device: torch.device | str = "cpu",
     obs_key=OBS,
     action_key=ACTION,
+    input_encoder: nn.Module | None = None,
 ) -> LSTMActorCritic:
     """The memoryless baseline: a 2-layer tanh MLP trunk in place of the LSTM, same heads and loss."""
     _check_sizes(obs_dim, hidden_size)
     net = nn.Sequential(
-        nn.Linear(obs_dim, hidden_size, device=device), nn.Tanh(), nn.Linear(hidden_size, hidden_size, device=device), nn.Tanh()
+        nn.Linear(_input_size(obs_dim, input_encoder), hidden_size, device=device), nn.Tanh(),
+        nn.Linear(hidden_size, hidden_size, device=device), nn.Tanh(),
     )
     for layer in net:
         if isinstance(layer, nn.Linear):
             _orthogonal_(layer, math.sqrt(2))
-    return _with_heads(TensorDictModule(net, in_keys=[obs_key], out_keys=[EMBED]), action_spec, hidden_size, device, action_key)
+    if input_encoder is not None:
+        net = nn.Sequential(input_encoder, *net)
+    return _with_heads(TensorDictModule(net, in_keys=[obs_key], out_keys=[EMBED]), action_spec, hidden_size, device, action_key, input_encoder)
 
 
 MODELS = {"lstm": make_lstm_actor_critic, "gru": make_gru_actor_critic, "mlp": make_mlp_actor_critic}
@@ -187,6 +198,24 @@ def make_actor_critic(
     return MODELS[model](obs_dim, action_spec, hidden_size, device, **keys)
 
 
+def build_agent(config, env: EnvBase, device: torch.device | str = "cpu") -> LSTMActorCritic:
+    """The agent a ``PPOConfig`` describes, sized for ``env`` (trunk, width, image encoder)."""
+    from components.envs.lookup import obs_dim_of
+    from components.ppo.image_encoder import make_input_encoder
+
+    encoder = make_input_encoder(config.encoder, env, device)
+    return make_actor_critic(config.model, obs_dim_of(env), env.action_spec, config.hidden_size, device, input_encoder=encoder)
+
+
+def _input_size(obs_dim: int, input_encoder: nn.Module | None) -> int:
+    return obs_dim if input_encoder is None else input_encoder.out_dim
+
+
+def _attach(trunk: nn.Module, input_encoder: nn.Module | None) -> None:
+    if input_encoder is not None:
+        trunk.input_encoder = input_encoder  # a submodule: its weights train and checkpoint with the trunk
+
+
 def _check_sizes(obs_dim: int, hidden_size: int) -> None:
     if obs_dim < 1:
         raise ValueError(f"obs_dim must be >= 1, got {obs_dim}")
@@ -194,7 +223,7 @@ def _check_sizes(obs_dim: int, hidden_size: int) -> None:
         raise ValueError(f"hidden_size must be >= 1, got {hidden_size}")
 
 
-def _with_heads(trunk: TensorDictModule, action_spec: TensorSpec, hidden_size: int, device, action_key=ACTION) -> LSTMActorCritic:
+def _with_heads(trunk: TensorDictModule, action_spec: TensorSpec, hidden_size: int, device, action_key=ACTION, input_encoder=None) -> LSTMActorCritic:
     if isinstance(action_spec, (Categorical, OneHot)):
         n_actions = action_spec.space.n
         head = nn.Linear(hidden_size, n_actions, device=device)
@@ -246,7 +275,7 @@ def _with_heads(trunk: TensorDictModule, action_spec: TensorSpec, hidden_size: i
     _orthogonal_(vhead, 0.01)
     value_head = ValueOperator(vhead, in_keys=[EMBED], out_keys=[VALUE])
     return LSTMActorCritic(
-        trunk=trunk, actor=actor, value_head=value_head, rollout_policy=TensorDictSequential(actor, value_head)
+        trunk=trunk, actor=actor, value_head=value_head, rollout_policy=TensorDictSequential(actor, value_head), input_encoder=input_encoder
     )
 
 

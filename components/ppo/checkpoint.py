@@ -6,7 +6,10 @@ episode sums), every RNG (torch, env, flicker, sampler, eval env), the
 observation-normalisation and reward-scaling statistics and the counters.
 The carried tensordict is TorchRL's ``Collector._carrier`` (no public accessor
 in 0.14); with the gymnasium backend the env's own state cannot be saved, so a
-resumed run continues from the same carried observation but not bit-exactly.
+resumed run continues from the same carried observation but not bit-exactly. With
+collector workers (``runs/collectors.py``) the carried state stays in the workers: the
+checkpoint holds worker 0's observation normalisation and a resumed run starts fresh
+episodes.
 """
 from __future__ import annotations
 
@@ -20,10 +23,11 @@ from components.envs.pomdp_transforms import Flicker
 from components.ppo.config import PPOConfig
 from components.ppo.trainer import RecurrentPPOTrainer
 from components.ppo.reward_scaling import ReturnScaler
+from components.runs.collectors import is_in_process, push_env_state
 from components.runs.run_dir import check_resume_config
 
 #: config fields that fix tensor shapes or the task: a checkpoint only loads under the same values
-SHAPE_FIELDS = ("env_id", "num_envs", "rollout_len", "model", "hidden_size", "normalize_obs")
+SHAPE_FIELDS = ("env_id", "num_envs", "rollout_len", "model", "hidden_size", "encoder", "normalize_obs")
 FORMAT = "recurrent_ppo/2"  # 2: the optimizer holds one flat parameter (flat_params.py)
 
 
@@ -58,7 +62,8 @@ def build_state(
         "format": FORMAT,
         "config": config.to_dict(),
         "trainer": trainer.state_dict(),
-        "carrier": collector._carrier.clone(),
+        # in-process collection only: a worker process's carried tensordict cannot be read
+        "carrier": collector._carrier.clone() if is_in_process(collector) else None,
         "env_rng": _env_rngs(env),
         "eval_env_rng": _env_rngs(eval_env),
         "obs_norm": None if norm is None else norm.state_dict(),
@@ -102,12 +107,14 @@ def restore_state(
     if bad or missing:
         raise ValueError(f"checkpoint weights do not fit the model: {'; '.join(bad)} {('keys differ: ' + str(missing)) if missing else ''}")
     trainer.load_state_dict(state["trainer"])
-    collector._carrier = state["carrier"].to(collector._carrier.device)
+    if is_in_process(collector) and state["carrier"] is not None:
+        collector._carrier = state["carrier"].to(collector._carrier.device)
     _load_env_rngs(env, state["env_rng"])
     _load_env_rngs(eval_env, state["eval_env_rng"])
     norm = find_transform(env, RunningObsNorm)
     if norm is not None and state["obs_norm"] is not None:
         norm.load_state_dict(state["obs_norm"])
+        push_env_state(collector, env)
     if scaler is not None and state["reward_scaler"] is not None:
         scaler.load_state_dict(state["reward_scaler"])
     torch.set_rng_state(state["torch_rng"])

@@ -11,16 +11,19 @@ the cue (T-maze 50: ``--rollout-len 64``).
 """
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from typing import ClassVar
 
-from components.config_validation import check, check_float, check_int
+from components.config_validation import UserError, check, check_float, check_int
 from components.run_config import RunConfig, knob, override
 
 
 @dataclass
 class PPOConfig(RunConfig):
     checkpoint_family: ClassVar[str] = "recurrent_ppo"  # the format prefix of this pipeline's checkpoints
+    #: fields added after runs were saved without them -> the value those runs used
+    added_fields: ClassVar[dict] = {"encoder": "flat"}
     # task and budget (shared fields, PPO defaults)
     env_id: str = override(RunConfig, "env_id", "CartPoleNoVel")
     total_steps: int = override(RunConfig, "total_steps", 100_000)
@@ -30,9 +33,14 @@ class PPOConfig(RunConfig):
     checkpoint_every: int = override(RunConfig, "checkpoint_every", 10_240)
     run_name: str = override(RunConfig, "run_name", "recurrent_ppo")
     rollout_len: int = knob(16, "steps per env per update: the T of the [num_envs, T] window; backprop-through-time reaches back at most this far (or chunk_len), so a cue that matters later must fall in the same window: set it >= the episode length for cues at episode start")
+    # collection
+    collector_workers: int = knob(1, "collector processes, each stepping num_envs / N envs (TorchRL MultiSyncCollector; 1 = in process); must divide num_envs")
+    backend: str = knob("local", "'local' (this machine's processes) or 'ray' (TorchRL RayCollector, one Ray worker per collector worker; pip install -e '.[ray]')", ("local", "ray"))
+    ray_address: str | None = knob(None, "with --backend ray: the head's HOST:PORT (none = start a local Ray instance)")
     # model
     model: str = knob("lstm", "trunk: 'lstm', 'gru', or 'mlp' for the memoryless baseline arm (same GAE, loss and trainer)", ("lstm", "gru", "mlp"))
     hidden_size: int = knob(64, "LSTM / GRU / MLP width")
+    encoder: str = knob("auto", "observation encoder ahead of the trunk: 'cnn' (a small CNN over the image entry, e.g. MiniGrid's 7x7x3 view), 'flat' (the encoded vector as is), 'auto' (cnn when the observation holds an image)", ("auto", "flat", "cnn"))
     normalize_obs: bool = knob(True, "running observation normalisation (a frozen copy in evaluation)")
     prev_action: bool = knob(False, "append the previous action and reward to the observation (as POPGym's baselines do)")
     reward_scaling: bool = knob(True, "divide rewards by the running std of the discounted return")
@@ -102,4 +110,10 @@ class PPOConfig(RunConfig):
         check_float("entropy_threshold", self.entropy_threshold, 0.0)
         check_int("entropy_patience", self.entropy_patience, 1)
         check_float("flicker_burst", self.flicker_burst, 1.0)
+        check_int("collector_workers", self.collector_workers, 1, self.num_envs)
+        check("collector_workers", self.collector_workers, self.num_envs % self.collector_workers == 0, f"a divisor of num_envs={self.num_envs}")
+        if self.backend == "ray" and importlib.util.find_spec("ray") is None:
+            raise UserError("--backend ray needs the 'ray' package, which is not installed (pip install -e '.[ray]'; accepted without it: --backend local)")
+        if self.ray_address is not None:
+            check("ray_address", self.ray_address, self.backend == "ray" and isinstance(self.ray_address, str) and ":" in self.ray_address, "HOST:PORT, with --backend ray")
         return self

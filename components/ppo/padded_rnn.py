@@ -47,10 +47,19 @@ class _PaddedRecurrentForward:
         y, out = self._rnn()(x, states if self._num_states > 1 else states[0])
         return y, (out if self._num_states > 1 else (out,))
 
+    def _encode(self, x):
+        # optional CNN ahead of the cell (ppo/image_encoder.py), set as ``module.input_encoder``
+        encoder = getattr(self, "input_encoder", None)
+        return x if encoder is None else encoder(x)
+
     def forward(self, tensordict):
         states = self._stored_states(tensordict)
         if states is None or tensordict.ndim == 0:  # no stored state, or not a batch: TorchRL's path
-            return super().forward(tensordict)
+            if getattr(self, "input_encoder", None) is None:
+                return super().forward(tensordict)
+            inner = tensordict.copy()  # TorchRL's path on the encoded input, outputs copied back
+            inner.set(self.in_keys[0], self._encode(tensordict.get(self.in_keys[0])))
+            return tensordict.update(super().forward(inner).select(*self.out_keys, strict=False))
         if self.recurrent_mode:
             return self._recurrent_forward(tensordict, states)
         return self._step_forward(tensordict, states)
@@ -69,7 +78,7 @@ class _PaddedRecurrentForward:
         Same maths as TorchRL's sequential path without its reshape/update round trip
         through a second tensordict (~0.3 ms per collector step here).
         """
-        x = td.get(self.in_keys[0])
+        x = self._encode(td.get(self.in_keys[0]))
         n = td.batch_size.numel()
         fresh = td.get(self.in_keys[-1]).reshape(n, 1, 1)
         hidden = tuple(torch.where(fresh, 0.0, s.reshape(n, *s.shape[-2:])).transpose(0, 1).contiguous() for s in states)
@@ -86,7 +95,7 @@ class _PaddedRecurrentForward:
         The split and the way back are three gathers with indices computed from ``is_init``
         (TorchRL's split-and-pad builds and unpads whole tensordicts: ~1 ms per call here).
         """
-        x = td.get(self.in_keys[0])
+        x = self._encode(td.get(self.in_keys[0]))
         n, T = td.batch_size.numel(), td.batch_size[-1]
         starts = td.get(self.in_keys[-1]).reshape(n // T, T).clone()
         starts[:, 0] = True  # every row opens a window, from the state stored at its first step

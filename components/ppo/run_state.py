@@ -16,6 +16,7 @@ from components.ppo.checkpoint import build_state, check_compatible, restore_sta
 from components.ppo.config import PPOConfig
 from components.ppo.reward_scaling import ReturnScaler
 from components.ppo.trainer import RecurrentPPOTrainer, TrainingStats
+from components.runs.collectors import mirror_worker_env
 from components.runs.episode_log import finished_episodes
 from components.runs.evaluation import evaluate, sync_obs_norm
 from components.runs.run_dir import TrainingRun
@@ -42,6 +43,7 @@ class PPORunState(RunState):
 
     # --- checkpoints ----------------------------------------------------------------------
     def state_dict(self) -> dict:
+        mirror_worker_env(self.collector, self.env)  # worker processes: their normalisation, read back
         return build_state(self.config, self.trainer, self.collector, self.env, self.eval_env, self.scaler, self.counters())
 
     def load_state_dict(self, state: dict) -> None:
@@ -72,6 +74,7 @@ class PPORunState(RunState):
 
     def evaluate(self, train_s: float | None = None) -> tuple[EvalReport, bool]:
         """Greedy episodes on the eval env with the training normalisation frozen; (report, improved)."""
+        mirror_worker_env(self.collector, self.env)
         sync_obs_norm(self.env, self.eval_env)
         report = evaluate(self.eval_env, self.trainer.actor_critic.actor, self.total_steps, track_success=self.track_success)
         extra = {} if train_s is None else {"train_s": round(train_s, 3)}

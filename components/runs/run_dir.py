@@ -30,6 +30,7 @@ from typing import Any
 import torch
 
 from components.config_validation import UserError
+from components.run_config import saved_values
 
 
 def _umask() -> int:
@@ -126,7 +127,7 @@ def check_resume_config(state: dict, config, expected_format: str, fields: tuple
     if found != expected_format:
         check_pipeline(state, expected_format.split("/")[0], "this checkpoint")
         raise CheckpointError(f"checkpoint format {found!r} (accepted: {expected_format!r}; older formats cannot be resumed)")
-    saved = state["config"]
+    saved = saved_values(state["config"], type(config))
     bad = [f"{k}: checkpoint {saved.get(k)!r} vs requested {getattr(config, k)!r}" for k in fields if saved.get(k) != getattr(config, k)]
     if bad:
         raise CheckpointError("checkpoint is incompatible with the requested config: " + "; ".join(bad) + " (these fields fix tensor shapes or the task)")

@@ -26,7 +26,7 @@ import torch
 from tensordict import TensorDict
 from torchrl.envs import ExplorationType, TransformedEnv, set_exploration_type
 
-from components.cli import saved_values
+from components.run_config import saved_values
 from components.config_validation import UserError
 from components.dqn.agent import DQNAgent
 from components.dqn.config import DQNConfig
@@ -36,7 +36,7 @@ from components.envs.lookup import find_transform, obs_dim_of
 from components.envs.obs_norm import RunningObsNorm
 from components.envs.pomdp_transforms import MaskVelocity
 from components.keys import OBS
-from components.ppo.actor_critic import make_actor_critic
+from components.ppo.actor_critic import build_agent
 from components.ppo.config import PPOConfig
 from components.runs.run_dir import load_checkpoint
 
@@ -46,7 +46,7 @@ CONFIGS = {"recurrent_ppo": PPOConfig, "dqn": DQNConfig}
 def _config(cls, saved: dict):
     """The checkpoint's config; fields this version no longer has are ignored (acting does not need them)."""
     known = set(cls.__dataclass_fields__)
-    return cls(**{k: v for k, v in saved_values(saved).items() if k in known})
+    return cls(**{k: v for k, v in saved_values(saved, cls).items() if k in known})
 
 
 class TrainedPolicy:
@@ -61,7 +61,7 @@ class TrainedPolicy:
         env = self.make_env(1, seed=0, _prime=False)
         self.action_spec = env.action_spec
         if family == "recurrent_ppo":
-            self.agent = make_actor_critic(self.config.model, obs_dim_of(env), env.action_spec, self.config.hidden_size, self.device)
+            self.agent = build_agent(self.config, env, self.device)
             self.agent.load_state_dict(state["trainer"]["model"])
             self.module = self.agent.actor
             self.state_keys = self.agent.state_keys

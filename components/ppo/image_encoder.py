@@ -1,0 +1,78 @@
+"""``ImageEncoder``: a small CNN over the image part of the flat observation, ahead of the trunk.
+
+The env side stays one flat ``"observation"`` vector (``EncodeObservation``), so keys,
+primers, the sampler, GAE and checkpoints do not change; the encoder knows where the
+image sits in that vector (``EncodeObservation.image_part()``), reshapes it to
+``[C, H, W]``, runs the CNN and concatenates the features with the rest of the vector
+(MiniGrid's direction one-hot, say). The trunk (LSTM, GRU or MLP) owns the encoder as
+a submodule, so it runs in the collector, the loss and the GAE bootstrap alike.
+
+Nets: for small grids (both sides <= 16, MiniGrid's 7x7 symbolic view) the three
+2x2 convolutions of the MiniGrid baselines (rl-starter-files); for pixels, the
+Nature-DQN stack (8/4, 4/2, 3/1). Custom because TorchRL's ``ConvNet`` takes
+``[C, H, W]`` input, and here the image arrives flattened inside a longer vector.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from components.config_validation import UserError
+
+ENCODERS = ("auto", "flat", "cnn")
+
+
+class ImageEncoder(nn.Module):
+    def __init__(self, in_dim: int, offset: int, shape: tuple[int, int, int], device: torch.device | str = "cpu"):
+        super().__init__()
+        # channels last (HxWxC: MiniGrid, gymnasium pixels) unless the first side looks like channels
+        self.channels_last = shape[-1] <= 4 or shape[0] > 4
+        h, w, c = shape if self.channels_last else (shape[1], shape[2], shape[0])
+        self.in_dim, self.offset, self.shape = in_dim, offset, tuple(shape)
+        self.size = h * w * c
+        if min(h, w) < 5:  # too small for the 2x2 stack: one 1x1 convolution per cell
+            self.cnn = nn.Sequential(nn.Conv2d(c, 16, 1), nn.ReLU(), nn.Flatten()).to(device)
+        elif max(h, w) <= 16:
+            self.cnn = nn.Sequential(
+                nn.Conv2d(c, 16, 2), nn.ReLU(), nn.MaxPool2d(2, ceil_mode=True),
+                nn.Conv2d(16, 32, 2), nn.ReLU(), nn.Conv2d(32, 64, 2), nn.ReLU(), nn.Flatten(),
+            ).to(device)
+        else:
+            self.cnn = nn.Sequential(
+                nn.Conv2d(c, 32, 8, 4), nn.ReLU(), nn.Conv2d(32, 64, 4, 2), nn.ReLU(), nn.Conv2d(64, 64, 3, 1), nn.ReLU(), nn.Flatten(),
+            ).to(device)
+        with torch.no_grad():
+            features = self.cnn(torch.zeros(1, c, h, w, device=device)).shape[-1]
+        self.out_dim = features + in_dim - self.size
+
+    def describe(self) -> str:
+        shape = "x".join(map(str, self.shape))
+        return f"policy input: cnn(image {shape}) -> {self.out_dim - (self.in_dim - self.size)} features + {self.in_dim - self.size} other entries = {self.out_dim}"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        lead = x.shape[:-1]
+        flat = x.reshape(-1, x.shape[-1])
+        image = flat[:, self.offset : self.offset + self.size].reshape(-1, *self.shape)
+        if self.channels_last:
+            image = image.permute(0, 3, 1, 2)
+        rest = torch.cat([flat[:, : self.offset], flat[:, self.offset + self.size :]], -1)
+        return torch.cat([self.cnn(image), rest], -1).reshape(*lead, self.out_dim)
+
+
+def make_input_encoder(choice: str, env, device: torch.device | str = "cpu") -> ImageEncoder | None:
+    """The encoder ``choice`` ('auto', 'flat', 'cnn') asks for on ``env``: a CNN when the
+    observation holds an image ('auto': whenever it does), else None (the flat vector as is)."""
+    from components.envs.encoders import EncodeObservation
+    from components.envs.lookup import find_transform, obs_dim_of
+
+    if choice not in ENCODERS:
+        raise UserError(f"encoder {choice!r} (accepted: {', '.join(ENCODERS)})")
+    encoder = find_transform(env, EncodeObservation)
+    image = None if encoder is None else encoder.image_part()
+    if choice == "cnn" and image is None:
+        shown = getattr(env, "observation_description", "a flat vector")
+        raise UserError(f"--encoder cnn needs an image observation (an integer Box of shape HxWxC), got {shown} (accepted here: auto, flat)")
+    if choice == "flat" or image is None:
+        return None
+    offset, shape = image
+    return ImageEncoder(obs_dim_of(env), offset, shape, device)
