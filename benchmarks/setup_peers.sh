@@ -6,5 +6,5 @@ cd "$(dirname "$0")"
 python3 -m venv .venv-peers
 . .venv-peers/bin/activate
 pip install -q torch==2.13.0
-pip install -q "stable-baselines3==2.9.2" "sb3-contrib==2.9.2" gymnasium tqdm rich
+pip install -q "stable-baselines3==2.9.2" "sb3-contrib==2.9.2" gymnasium tqdm rich "popgym>=1.0.7"
 python -c "import sb3_contrib, stable_baselines3; print('peers:', 'sb3', stable_baselines3.__version__, 'sb3-contrib', sb3_contrib.__version__)"

@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> dict:
     torch.manual_seed(cfg.seed)
 
     # --- env, agent, trainer --------------------------------------------------------------
-    env = make_env(cfg.env_id, cfg.num_envs, device, cfg.seed, normalize_obs=False, wrappers=cfg.env_wrappers)
+    env = make_env(cfg.env_id, cfg.num_envs, device, cfg.seed, normalize_obs=False, wrappers=cfg.env_wrappers, env_workers=cfg.env_workers)
     agent = DQNAgent(obs_dim_of(env), env.action_spec, cfg, device)
     run = run or TrainingRun.create(cfg.run_root, cfg.run_name, cfg.to_dict())
     eval_env_factory = lambda n, seed: make_env(cfg.env_id, n, device, seed, normalize_obs=False, wrappers=cfg.env_wrappers)

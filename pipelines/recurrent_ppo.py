@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     # --- env, agent, trainer, collector, run state ------------------------------------
     env_kwargs = dict(normalize_obs=cfg.normalize_obs, flicker_mode=cfg.flicker_mode, flicker_burst=cfg.flicker_burst, wrappers=cfg.env_wrappers, prev_action=cfg.prev_action)
-    env = make_env(cfg.env_id, cfg.num_envs, device, cfg.seed, **env_kwargs)
+    env = make_env(cfg.env_id, cfg.num_envs, device, cfg.seed, **env_kwargs, env_workers=cfg.env_workers)
     agent = build_agent(cfg, env, device)  # cfg.model trunk, with a CNN ahead of it for image observations
     env = agent.prime(env)  # the recurrent state, declared by the agent's trunk
     eval_env = agent.prime(make_env(cfg.env_id, cfg.eval_episodes, device, cfg.seed + 1_000_003, **env_kwargs))

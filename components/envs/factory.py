@@ -124,18 +124,20 @@ def parse_env_id(env_id: str) -> EnvSpec:
     return EnvSpec("gym", name)
 
 
-def _base_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int, wrappers: list | None):
+def _base_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int, wrappers: list | None, env_workers: int = 1):
     """(env, observation keys, description of the observation space)."""
     if spec.backend == "native":
         if wrappers:
             raise UserError(f"env wrappers apply to gymnasium envs only (accepted here: gym:{spec.base}...)")
+        if env_workers > 1:
+            raise UserError(f"env_workers = {env_workers}: the tensor-native envs step all copies in one batched call (accepted: 1, or a gymnasium id such as gym:{spec.base})")
         if spec.base == "CartPole":
             env = CartPoleEnv(num_envs=num_envs, device=device, seed=seed)
         else:
             env = TMazeEnv(spec.corridor_length, num_envs=num_envs, device=device, seed=seed)
         return env, [OBS], f"Box({env.obs_dim},) float32"
     gym_id = "CartPole-v1" if spec.base == "CartPole" else spec.base
-    return make_gym_vector_env(gym_id, num_envs, device, seed, wrappers)
+    return make_gym_vector_env(gym_id, num_envs, device, seed, wrappers, env_workers)
 
 
 def check_action_spec_supported(env: EnvBase, env_id: str) -> None:
@@ -157,6 +159,7 @@ def make_env(
     flicker_burst: float = 4.0,
     wrappers: list | None = None,
     prev_action: bool = False,
+    env_workers: int = 1,
 ) -> TransformedEnv:
     """Builds ``num_envs`` copies of ``env_id`` batched in one process on ``device``.
 
@@ -166,12 +169,15 @@ def make_env(
     normalisation applies when ``normalize_obs`` and the observation has a float part
     (one-hot codes are left as they are). ``prev_action`` appends the previous action and
     reward to the observation (``PreviousActionReward``), after the POMDP transforms.
+    ``env_workers``: processes that step a gymnasium env's copies (``env_workers.py``).
     """
     if num_envs < 1:
         raise UserError(f"num_envs = {num_envs} (accepted: an integer >= 1)")
+    if env_workers < 1 or num_envs % env_workers:
+        raise UserError(f"env_workers = {env_workers} with num_envs = {num_envs} (accepted: an integer >= 1 that divides num_envs)")
     spec = parse_env_id(env_id)
     device = torch.device(device)
-    base, obs_keys, described = _base_env(spec, num_envs, device, seed, wrappers)
+    base, obs_keys, described = _base_env(spec, num_envs, device, seed, wrappers, env_workers)
     env = TransformedEnv(base)
     check_action_spec_supported(env, env_id)
     obs_spec = env.observation_spec

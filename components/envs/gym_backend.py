@@ -103,8 +103,10 @@ def _readable(env: gym.Env) -> gym.Env:
     return env
 
 
-def make_gym_vector_env(gym_id: str, num_envs: int, device: torch.device, seed: int, wrappers: list | None = None):
-    """(TorchRL env, its observation keys, a description of the original observation space)."""
+def make_gym_vector_env(gym_id: str, num_envs: int, device: torch.device, seed: int, wrappers: list | None = None, workers: int = 1):
+    """(TorchRL env, its observation keys, a description of the original observation space).
+
+    ``workers > 1``: the copies are stepped in that many processes (``env_workers.py``)."""
     from torchrl.envs import GymWrapper
 
     user = [resolve_wrapper(w) for w in (wrappers or [])]
@@ -125,6 +127,10 @@ def make_gym_vector_env(gym_id: str, num_envs: int, device: torch.device, seed: 
             env = w(env)
         return _readable(env)
 
+    if workers > 1:
+        from components.envs.env_workers import parallel_gym_env
+
+        return parallel_gym_env(gym_id, num_envs, workers, device, seed, wrappers), keys, described
     vec = gym.make_vec(
         gym_id, num_envs=num_envs, vectorization_mode="sync",
         vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}, wrappers=[prepare],

@@ -15,7 +15,7 @@ import importlib.util
 from dataclasses import dataclass
 from typing import ClassVar
 
-from components.config_validation import UserError, check, check_float, check_int
+from components.config_validation import ConfigError, UserError, check, check_float, check_int
 from components.run_config import RunConfig, knob, override
 
 
@@ -112,6 +112,8 @@ class PPOConfig(RunConfig):
         check_float("flicker_burst", self.flicker_burst, 1.0)
         check_int("collector_workers", self.collector_workers, 1, self.num_envs)
         check("collector_workers", self.collector_workers, self.num_envs % self.collector_workers == 0, f"a divisor of num_envs={self.num_envs}")
+        if self.collector_workers > 1 and self.env_workers > 1:
+            raise ConfigError(f"collector_workers = {self.collector_workers} with env_workers = {self.env_workers} (accepted: one of them > 1; collector worker processes cannot start env worker processes)")
         if self.backend == "ray" and importlib.util.find_spec("ray") is None:
             raise UserError("--backend ray needs the 'ray' package, which is not installed (pip install -e '.[ray]'; accepted without it: --backend local)")
         if self.ray_address is not None:

@@ -1,0 +1,64 @@
+"""``--env-workers N``: a gymnasium env's copies stepped in N processes by TorchRL's ``ParallelEnv``.
+
+Each worker holds ``num_envs / N`` copies under our one-process gymnasium backend
+(``gym_backend.py``); ``ParallelEnv`` steps the workers in parallel and returns a
+``[N, num_envs / N]`` batch, which ``MergeEnvWorkers`` presents as ``[num_envs]``, so
+every transform, policy and collector downstream sees the layout of the one-process env.
+
+``MergeEnvWorkers`` is TorchRL's ``BatchSizeTransform`` with two fixes for this use (0.14):
+its spec reshape fails on ``Bounded`` specs with per-dimension bounds, so the merged spec
+is one worker-env's spec expanded to ``num_envs``; and a reset request (``"_reset"``
+flags) arrives flat and must be put back into the workers' layout before it reaches
+``ParallelEnv``.
+
+Measured on this 2-core machine (benchmarks/results/env_workers_throughput.json) the
+processes cost more than they save for cheap Python envs; they pay off where one env step
+costs far more than the inter-process round trip and cores are free.
+"""
+from __future__ import annotations
+
+import functools
+
+import torch
+from tensordict import TensorDictBase
+from torchrl.envs import ParallelEnv, TransformedEnv
+from torchrl.envs.transforms import BatchSizeTransform
+
+
+def _flatten(td: TensorDictBase) -> TensorDictBase:
+    return td.reshape(-1)
+
+
+class MergeEnvWorkers(BatchSizeTransform):
+    """``[workers, k]`` env batch -> ``[workers * k]`` (and back for actions and resets)."""
+
+    def __init__(self):
+        super().__init__(reshape_fn=_flatten)
+
+    @staticmethod
+    def _merged(spec):
+        return spec[(0,) * len(spec.shape)].expand(spec.shape.numel())
+
+    def transform_output_spec(self, output_spec):
+        return self._merged(output_spec)
+
+    def transform_input_spec(self, input_spec):
+        return self._merged(input_spec)
+
+    def _reset_env_preprocess(self, tensordict: TensorDictBase | None) -> TensorDictBase | None:
+        if tensordict is not None and self.parent is not None:
+            tensordict = tensordict.reshape(self.parent.base_env.batch_size)
+        return tensordict
+
+
+def _worker_env(gym_id: str, num_envs: int, seed: int, wrappers: list | None):
+    from components.envs.gym_backend import make_gym_vector_env
+
+    return make_gym_vector_env(gym_id, num_envs, torch.device("cpu"), seed, wrappers)[0]
+
+
+def parallel_gym_env(gym_id: str, num_envs: int, workers: int, device: torch.device, seed: int, wrappers: list | None) -> TransformedEnv:
+    """``num_envs`` copies of ``gym_id`` over ``workers`` processes, presented as one ``[num_envs]`` env on ``device``."""
+    per_worker = num_envs // workers
+    makers = [functools.partial(_worker_env, gym_id, per_worker, seed + 10_007 * i, wrappers) for i in range(workers)]
+    return TransformedEnv(ParallelEnv(workers, makers, device=device), MergeEnvWorkers())
