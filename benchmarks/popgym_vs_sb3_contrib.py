@@ -2,6 +2,7 @@
 
     bash benchmarks/setup_peers.sh            # once: the peer lives in benchmarks/.venv-peers
     python benchmarks/popgym_vs_sb3_contrib.py --seeds 0 1 2 --steps 150000
+    python benchmarks/popgym_vs_sb3_contrib.py --envs popgym-RepeatFirstEasy-v0 --name ...   # one env per process
 
 Same env-step budget for every arm; each seed runs the arms in turn. Arms:
   sb3-contrib   RecurrentPPO, its own defaults (peer_sb3_popgym.py), 8 envs
@@ -57,7 +58,9 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--steps", type=int, default=150_000)
     ap.add_argument("--arms", default="sb3-contrib,ours-gru,ours-lstm")
+    ap.add_argument("--name", default=None, help="result file name (default popgym_vs_sb3_contrib_<steps>)")
     args = ap.parse_args()
+    name = args.name or f"popgym_vs_sb3_contrib_{args.steps}"
     rows = []
     with tempfile.TemporaryDirectory() as root:
         for env in args.envs:
@@ -65,7 +68,7 @@ def main() -> None:
                 for arm in args.arms.split(","):
                     rows.append(peer(env, seed, args.steps) if arm == "sb3-contrib" else ours(env, arm.split("-")[1], seed, args.steps, root))
                     print(json.dumps(rows[-1]), flush=True)
-                    save(f"popgym_vs_sb3_contrib_{args.steps}", {"steps": args.steps, "seeds": args.seeds, "recipes": RECIPES, "rows": rows, "summary": summary(rows)})
+                    save(name, {"steps": args.steps, "seeds": args.seeds, "recipes": RECIPES, "rows": rows, "summary": summary(rows)})
     print(json.dumps(summary(rows), indent=2))
 
 

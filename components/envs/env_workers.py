@@ -9,14 +9,18 @@ every transform, policy and collector downstream sees the layout of the one-proc
 its spec reshape fails on ``Bounded`` specs with per-dimension bounds, so the merged spec
 is one worker-env's spec expanded to ``num_envs``; and a reset request (``"_reset"``
 flags) arrives flat and must be put back into the workers' layout before it reaches
-``ParallelEnv``.
+``ParallelEnv``. The pair is kept as one base env (``_MergedWorkersEnv``, never unwrapped
+into the caller's transforms, which must see the merged batch), and a ``"next"`` entry the
+caller preallocated (collectors do) is left to the outer env: merging it into the
+workers' ``[N, k]`` output would fail on the batch size.
 
-Measured on this 2-core machine (benchmarks/results/env_workers_throughput.json) the
+Measured on this 2-core machine (benchmarks/results/scaleout_throughput.json, mode "env") the
 processes cost more than they save for cheap Python envs; they pay off where one env step
 costs far more than the inter-process round trip and cores are free.
 """
 from __future__ import annotations
 
+import atexit
 import functools
 
 import torch
@@ -51,14 +55,32 @@ class MergeEnvWorkers(BatchSizeTransform):
         return tensordict
 
 
-def _worker_env(gym_id: str, num_envs: int, seed: int, wrappers: list | None):
+class _MergedWorkersEnv(TransformedEnv):
+    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        return super()._step(tensordict.exclude("next"))
+
+
+def _worker_env(gym_id: str, registration, num_envs: int, seed: int, wrappers: list | None):
+    import gymnasium as gym
+
     from components.envs.gym_backend import make_gym_vector_env
 
+    # A fresh worker process has imported no suite (popgym, minigrid, a user's module:id):
+    # it gets the id's registration from the parent instead.
+    gym.registry.setdefault(gym_id, registration)
     return make_gym_vector_env(gym_id, num_envs, torch.device("cpu"), seed, wrappers)[0]
 
 
 def parallel_gym_env(gym_id: str, num_envs: int, workers: int, device: torch.device, seed: int, wrappers: list | None) -> TransformedEnv:
     """``num_envs`` copies of ``gym_id`` over ``workers`` processes, presented as one ``[num_envs]`` env on ``device``."""
+    import gymnasium as gym
+
     per_worker = num_envs // workers
-    makers = [functools.partial(_worker_env, gym_id, per_worker, seed + 10_007 * i, wrappers) for i in range(workers)]
-    return TransformedEnv(ParallelEnv(workers, makers, device=device), MergeEnvWorkers())
+    # gymnasium seeds copy j of a vector env with seed + j, so worker i starting at
+    # seed + i * per_worker gives every copy the seed it has in the one-process env.
+    makers = [functools.partial(_worker_env, gym_id, gym.registry[gym_id], per_worker, seed + i * per_worker, wrappers) for i in range(workers)]
+    env = _MergedWorkersEnv(ParallelEnv(workers, makers, device=device), MergeEnvWorkers())
+    # Live worker processes keep the interpreter from exiting; close them on every way out
+    # (end of run, error, Ctrl-C) unless the caller already has.
+    atexit.register(lambda: None if env.is_closed else env.close())
+    return env

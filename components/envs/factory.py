@@ -178,7 +178,7 @@ def make_env(
     spec = parse_env_id(env_id)
     device = torch.device(device)
     base, obs_keys, described = _base_env(spec, num_envs, device, seed, wrappers, env_workers)
-    env = TransformedEnv(base)
+    env = TransformedEnv(base, auto_unwrap=False)  # a merged multi-process env stays one base env (env_workers.py)
     check_action_spec_supported(env, env_id)
     obs_spec = env.observation_spec
     flat = obs_keys == [OBS] and obs_spec[OBS].dtype.is_floating_point and len(obs_spec[OBS].shape) == len(env.batch_size) + 1
