@@ -11,7 +11,6 @@ import argparse
 import json
 import time
 
-import gymnasium as gym
 import numpy as np
 import popgym  # noqa: F401  (registers the popgym-* ids)
 import torch
