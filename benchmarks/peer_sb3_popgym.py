@@ -11,26 +11,12 @@ import argparse
 import json
 import time
 
-import numpy as np
 import popgym  # noqa: F401  (registers the popgym-* ids)
 import torch
 from sb3_contrib import RecurrentPPO
 from stable_baselines3.common.env_util import make_vec_env
 
-
-def greedy_eval(model, env_id: str, n: int = 32, seed: int = 10_000) -> float:
-    env = make_vec_env(env_id, n_envs=n, seed=seed)
-    returns, done_mask, totals = np.zeros(n), np.zeros(n, bool), np.zeros(n)
-    obs, state, starts = env.reset(), None, np.ones(n, bool)
-    while not done_mask.all():
-        action, state = model.predict(obs, state=state, episode_start=starts, deterministic=True)
-        obs, rew, dones, _ = env.step(action)
-        totals += rew * ~done_mask
-        newly = dones & ~done_mask
-        returns[newly] = totals[newly]
-        done_mask |= dones
-        starts = dones
-    return float(returns.mean())
+from peer_sb3_eval import greedy_eval
 
 
 def main():
@@ -45,7 +31,7 @@ def main():
     t0 = time.time()
     model.learn(args.steps)
     train_s = time.time() - t0
-    score = greedy_eval(model, args.env)
+    score = greedy_eval(model, args.env, n=32)
     print(json.dumps({"arm": "sb3-contrib", "env": args.env, "seed": args.seed, "score": score, "train_s": train_s, "steps_per_s": args.steps / train_s}))
 
 

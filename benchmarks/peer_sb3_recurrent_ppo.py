@@ -19,6 +19,8 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import VecNormalize
 
+from peer_sb3_eval import greedy_eval
+
 
 class NoVelocity(gym.ObservationWrapper):
     def __init__(self, env):
@@ -37,23 +39,6 @@ def linear(start):
     return lambda progress: progress * start
 
 
-def greedy_eval(model, vecnorm, n=16, seed=10_000):
-    env = make_vec_env(make_env, n_envs=n, seed=seed)
-    returns, done_mask = np.zeros(n), np.zeros(n, bool)
-    obs = env.reset()
-    state, starts = None, np.ones(n, bool)
-    totals = np.zeros(n)
-    while not done_mask.all():
-        action, state = model.predict(vecnorm.normalize_obs(obs), state=state, episode_start=starts, deterministic=True)
-        obs, rew, dones, _ = env.step(action)
-        totals += rew * ~done_mask
-        newly = dones & ~done_mask
-        returns[newly] = totals[newly]
-        done_mask |= dones
-        starts = dones
-    return float(returns.mean())
-
-
 class TimedEval(BaseCallback):
     def __init__(self, every, vecnorm, threshold):
         super().__init__()
@@ -69,7 +54,7 @@ class TimedEval(BaseCallback):
         if self.every and self.rollouts % self.every == 0:
             train_s = time.time() - self.t0 - self.eval_s
             t = time.time()
-            score = greedy_eval(self.model, self.vecnorm)
+            score = greedy_eval(self.model, make_env, n=16, normalize=self.vecnorm.normalize_obs)
             self.eval_s += time.time() - t
             self.curve.append((self.num_timesteps, train_s, score))
             if self.reached is None and score >= self.threshold:
@@ -95,7 +80,7 @@ def main():
     model.learn(args.steps, callback=cb)
     wall = time.time() - t0
     venv.training = False
-    final = greedy_eval(model, venv, n=32)
+    final = greedy_eval(model, make_env, n=32, normalize=venv.normalize_obs)
     train_s = wall - cb.eval_s
     print(json.dumps({"arm": "sb3-contrib", "seed": args.seed, "final": final, "train_s": train_s, "steps_per_s": args.steps / train_s, "time_to_threshold_s": cb.reached, "curve": cb.curve}))
 

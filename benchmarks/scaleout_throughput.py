@@ -26,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 from bench_common import save
+from components import PPOConfig
 
 ENVS = ["gym:CartPoleNoVel", "popgym-RepeatPreviousEasy-v0"]
 ARM = """
@@ -53,7 +54,8 @@ def run_arm(env: str, mode: str, workers: int, steps: int, num_envs: int, root: 
     if proc.returncode != 0:
         return {"env": env, "mode": mode, "workers": workers, "error": proc.stderr.strip().splitlines()[-1:]}
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    done = (steps // (num_envs * 16) + (steps % (num_envs * 16) > 0)) * num_envs * 16
+    batch = num_envs * PPOConfig.rollout_len  # the pipeline's default window; whole batches only
+    done = -(-steps // batch) * batch
     return {"env": env, "mode": mode, "workers": workers, "num_envs": num_envs, "steps": done,
             "end_to_end_steps_per_s": round(out["steps_per_s"]), "collection_steps_per_s": round(done / out["timing"]["collection"])}
 
@@ -75,7 +77,7 @@ def main() -> None:
                         continue  # the same one-process run as local x 1
                     rows.append(run_arm(env, mode, workers, args.steps, args.num_envs, root))
                     print(json.dumps(rows[-1]), flush=True)
-                    save("scaleout_throughput", {"rows": rows, "note": "rollout_len 16 (pipeline default); steps/s of env steps, all envs together; env x 1 is local x 1"})
+                    save("scaleout_throughput", {"rows": rows, "note": f"rollout_len {PPOConfig.rollout_len} (pipeline default); steps/s of env steps, all envs together; env x 1 is local x 1"})
 
 
 if __name__ == "__main__":

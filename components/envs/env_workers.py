@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import atexit
 import functools
+import weakref
 
+import gymnasium as gym
 import torch
 from tensordict import TensorDictBase
 from torchrl.envs import ParallelEnv, TransformedEnv
@@ -61,8 +63,6 @@ class _MergedWorkersEnv(TransformedEnv):
 
 
 def _worker_env(gym_id: str, registration, num_envs: int, seed: int, wrappers: list | None):
-    import gymnasium as gym
-
     from components.envs.gym_backend import make_gym_vector_env
 
     # A fresh worker process has imported no suite (popgym, minigrid, a user's module:id):
@@ -73,14 +73,14 @@ def _worker_env(gym_id: str, registration, num_envs: int, seed: int, wrappers: l
 
 def parallel_gym_env(gym_id: str, num_envs: int, workers: int, device: torch.device, seed: int, wrappers: list | None) -> TransformedEnv:
     """``num_envs`` copies of ``gym_id`` over ``workers`` processes, presented as one ``[num_envs]`` env on ``device``."""
-    import gymnasium as gym
-
     per_worker = num_envs // workers
     # gymnasium seeds copy j of a vector env with seed + j, so worker i starting at
     # seed + i * per_worker gives every copy the seed it has in the one-process env.
     makers = [functools.partial(_worker_env, gym_id, gym.registry[gym_id], per_worker, seed + i * per_worker, wrappers) for i in range(workers)]
     env = _MergedWorkersEnv(ParallelEnv(workers, makers, device=device), MergeEnvWorkers())
     # Live worker processes keep the interpreter from exiting; close them on every way out
-    # (end of run, error, Ctrl-C) unless the caller already has.
-    atexit.register(lambda: None if env.is_closed else env.close())
+    # (end of run, error, Ctrl-C) unless the caller already has; held weakly, so an env
+    # dropped earlier is closed by its own finaliser and not kept alive until exit.
+    ref = weakref.ref(env)
+    atexit.register(lambda: (e := ref()) is not None and not e.is_closed and e.close())
     return env

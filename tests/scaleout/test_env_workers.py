@@ -39,7 +39,7 @@ def test_two_workers_match_the_one_process_env_step_for_step():
         merged.close()
 
 
-def test_env_workers_must_divide_num_envs_and_need_a_gymnasium_env():
+def test_env_workers_must_divide_num_envs_need_a_gymnasium_env_and_exclude_collector_workers():
     with pytest.raises(UserError, match=r"env_workers = 3 .*divides num_envs"):
         make_env("gym:CartPoleNoVel", N, "cpu", seed=0, env_workers=3)
     with pytest.raises(UserError, match=r"env_workers = 2: the tensor-native envs"):
