@@ -55,7 +55,7 @@ from components.ppo.trainer import EntropyCollapseError, NonFiniteLossError, Rec
 from components.run_config import RunConfig
 from components.serve.eval_only import evaluate_checkpoint
 from components.serve.policy import TrainedPolicy, load_policy
-from components.runs.collectors import WorkerEnv, make_collector
+from components.runs.collectors import WorkerEnv, make_async_collector, make_collector
 from components.runs.episode_log import finished_episodes
 from components.runs.evaluation import evaluate, preserved_rng, run_greedy_episodes, sync_obs_norm
 from components.runs.interrupts import StopRequested, deferred_stop
@@ -73,7 +73,7 @@ __all__ = sorted(
         "LstmActorCritic", "ImageEncoder", "make_input_encoder", "MaskVelocity", "NonFiniteLossError", "PPOConfig", "PPORunState", "PaddedGRUModule", "PaddedLSTMModule",
         "PhaseTimer", "RecurrentMinibatchSampler", "RecurrentPPOLoss", "RecurrentPPOTrainer", "ReturnScaler",
         "RunConfig", "RunNotFoundError", "RunState", "UserError", "run_main", "RunningObsNorm", "StatsTracker", "StepMetrics", "StopRequested", "TMazeEnv",
-        "TrainedPolicy", "TrainingRun", "WorkerEnv", "make_collector", "TrainingStats", "eval_request", "evaluate_checkpoint", "load_policy", "logger_for", "build_agent", "build_parser", "build_state", "check_compatible", "check_resume_config",
+        "TrainedPolicy", "TrainingRun", "WorkerEnv", "make_async_collector", "make_collector", "TrainingStats", "eval_request", "evaluate_checkpoint", "load_policy", "logger_for", "build_agent", "build_parser", "build_state", "check_compatible", "check_resume_config",
         "clip_flat_grad_norm_", "compute_gae", "config_from_args", "deferred_stop", "evaluate", "find_transform",
         "finished_episodes", "flatten_parameters", "fused_adam", "gae_from_values", "make_env",
         "make_actor_critic", "make_gru_actor_critic", "make_lstm_actor_critic", "make_metrics_logger", "make_mlp_actor_critic", "native_base",

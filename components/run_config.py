@@ -13,7 +13,7 @@ import importlib.util
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from components.config_validation import UserError, check, check_choice, check_int
+from components.config_validation import ConfigError, UserError, check, check_choice, check_int
 
 LOGGERS = ("csv", "tensorboard", "wandb")
 
@@ -37,6 +37,7 @@ class RunConfig:
     total_steps: int = knob(100_000, "training budget in env steps (all envs together)")
     num_envs: int = knob(1, "envs stepped together as one batch")
     env_workers: int = knob(1, "processes that step a gymnasium env's copies (TorchRL ParallelEnv; 1 = in process); must divide num_envs")
+    collector_workers: int = knob(1, "collector processes, each stepping num_envs / N envs (TorchRL MultiSyncCollector for PPO, MultiAsyncCollector for DQN; 1 = in process); must divide num_envs")
     env_wrappers: list[str] = knob([], "gymnasium wrappers applied to each env copy, 'module:Class', comma-separated (e.g. minigrid.wrappers:ImgObsWrapper)")
     seed: int = knob(0, "seed of torch, the envs and every sampler (>= 0)")
     device: str = knob("auto", "'auto' (CUDA when present, else CPU), 'cpu' or 'cuda[:N]'")
@@ -59,6 +60,10 @@ class RunConfig:
         check_int("num_envs", self.num_envs, 1)
         check_int("env_workers", self.env_workers, 1, self.num_envs)
         check("env_workers", self.env_workers, self.num_envs % self.env_workers == 0, f"a divisor of num_envs={self.num_envs}")
+        check_int("collector_workers", self.collector_workers, 1, self.num_envs)
+        check("collector_workers", self.collector_workers, self.num_envs % self.collector_workers == 0, f"a divisor of num_envs={self.num_envs}")
+        if self.collector_workers > 1 and self.env_workers > 1:
+            raise ConfigError(f"collector_workers = {self.collector_workers} with env_workers = {self.env_workers} (accepted: one of them > 1; collector worker processes cannot start env worker processes)")
         check_int("seed", self.seed, 0)
         check("device", self.device, isinstance(self.device, str) and (self.device in ("auto", "cpu") or self.device.startswith("cuda")), "'auto', 'cpu' or 'cuda[:N]'")
         check_int("num_threads", self.num_threads, 0)

@@ -23,10 +23,12 @@ from components import (
     DQNConfig,
     DQNTrainer,
     TrainingRun,
+    WorkerEnv,
     deferred_stop,
     eval_request,
     evaluate_checkpoint,
     logger_for,
+    make_async_collector,
     make_env,
     obs_dim_of,
     plot_learning_curve,
@@ -52,12 +54,17 @@ def main(argv: list[str] | None = None) -> dict:
     agent = DQNAgent(obs_dim_of(env), env.action_spec, cfg, device)
     run = run or TrainingRun.create(cfg.run_root, cfg.run_name, cfg.to_dict())
     eval_env_factory = lambda n, seed: make_env(cfg.env_id, n, device, seed, normalize_obs=False, wrappers=cfg.env_wrappers)
-    trainer = DQNTrainer(env, agent, eval_env_factory, run=run, logger=logger_for(cfg, run.path))
+    collector = None  # in process, the trainer steps env itself; otherwise TorchRL's MultiAsyncCollector
+    if cfg.collector_workers > 1:
+        worker_env = WorkerEnv(cfg.env_id, cfg.num_envs, cfg.seed, str(device), {"normalize_obs": False, "wrappers": cfg.env_wrappers})
+        collector = make_async_collector(agent.explore_policy, worker_env, cfg.collector_workers, cfg.worker_steps, device)
+    trainer = DQNTrainer(env, agent, eval_env_factory, run=run, logger=logger_for(cfg, run.path), collector=collector)
     if resumed is not None:
         trainer.resume(resumed)
 
     # --- train with periodic greedy evaluation ---------------------------------------------
-    print(f"run directory: {run.path}  device: {device}  env: {cfg.env_id} x {cfg.num_envs}")
+    print(f"run directory: {run.path}  device: {device}  env: {cfg.env_id} x {cfg.num_envs}"
+          + (f"  collector workers: {cfg.collector_workers} (MultiAsyncCollector)" if collector is not None else ""))
     print(env.observation_description)
     bar = tqdm(total=cfg.total_steps, initial=trainer.total_steps, unit="step", dynamic_ncols=True)
     t_start, steps_at_start = time.time(), trainer.total_steps
@@ -85,10 +92,14 @@ def main(argv: list[str] | None = None) -> dict:
     except KeyboardInterrupt as err:
         bar.close()
         trainer.save_checkpoint()
+        if collector is not None:
+            collector.shutdown()
         print(f"\ninterrupted: checkpoint of the last complete step ({trainer.total_steps}) saved to {run.path / 'latest.pt'}")
         raise SystemExit(err.exit_code if isinstance(err, StopRequested) else 130)
     bar.close()
     wall = time.time() - t_start
+    if collector is not None:
+        collector.shutdown()
 
     # --- final evaluation, checkpoint and plot ------------------------------------------------
     report = trainer.eval()

@@ -79,10 +79,15 @@ class DQNAgent:
     # --- acting -----------------------------------------------------------------------
     def explore(self, td: TensorDictBase, total_steps: int) -> tuple[TensorDictBase, float]:
         """Epsilon-greedy action with epsilon = schedule(total_steps before this step)."""
-        eps = self.epsilon(total_steps)
-        self.egreedy.eps.fill_(eps)
+        eps = self.set_epsilon(total_steps)
         with torch.no_grad(), set_exploration_type(ExplorationType.RANDOM):
             return self.explore_policy(td), eps
+
+    def set_epsilon(self, total_steps: int) -> float:
+        """Sets the ``EGreedyModule``'s epsilon (a buffer: collectors ship it with the weights) to the schedule's value."""
+        eps = self.epsilon(total_steps)
+        self.egreedy.eps.fill_(eps)
+        return eps
 
     @torch.no_grad()
     def q_values(self, obs: torch.Tensor) -> torch.Tensor:

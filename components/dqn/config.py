@@ -37,6 +37,7 @@ class DQNConfig(RunConfig):
     gradient_steps: int = knob(1, "gradient steps per training round")
     double_dqn: bool = knob(True, "double DQN target (online argmax, target value)")
     max_grad_norm: float | None = knob(10.0, "global gradient-norm clip, > 0 (none = off)")
+    worker_steps: int = knob(8, "with collector_workers > 1: batched env steps per collector batch (each batch is [num_envs / collector_workers, worker_steps] transitions from one worker)")
     save_replay_buffer: bool = knob(True, "store the replay buffer in checkpoints (needed for an exact resume)")
 
     def validate(self) -> "DQNConfig":
@@ -55,6 +56,7 @@ class DQNConfig(RunConfig):
         check_int("epsilon_decay_steps", self.epsilon_decay_steps, 1)
         check_int("train_freq", self.train_freq, 1)
         check_int("gradient_steps", self.gradient_steps, 1)
+        check_int("worker_steps", self.worker_steps, 1)
         if self.max_grad_norm is not None:
             check_float("max_grad_norm", self.max_grad_norm, 0.0, low_open=True)
         return self

@@ -7,8 +7,13 @@ skipped all bookkeeping). Counters, best-on-strict-improvement evaluation, caden
 log truncation come from ``RunState``, as for PPO; seed, cadences and checkpoint
 retention are read from the agent's ``DQNConfig``.
 
-Custom rather than a TorchRL ``Collector`` because DQN interleaves an update with every
-env step; a collector yields whole batches. With ``N > 1`` envs the N transitions of one
+Custom rather than a TorchRL ``Collector`` in process because DQN interleaves an update
+with every env step; a collector yields whole batches. With ``collector_workers > 1`` the
+envs step in TorchRL's ``MultiAsyncCollector`` workers instead (``make_async_collector``)
+while this process trains: each of its ``[k, T]`` batches is stored at once, then counted
+step by step (time-major) exactly like an in-process batched step; episodes in flight are
+not checkpointed, so such a run resumes with fresh episodes (replay, weights, optimizer,
+counters exact). With ``N > 1`` envs the N transitions of one
 batched step are stored together, then each counts as one env step in order (counter,
 target cadence, updates); with ``N = 1`` this is exactly the reference order (act,
 store, count, target sync, update).
@@ -57,8 +62,10 @@ class DQNTrainer(RunState):
         eval_env_factory: Callable[[int, int], EnvBase] | None = None,
         run: TrainingRun | None = None,
         logger: Logger | None = None,
+        collector=None,
     ):
         super().__init__(agent.config, run, logger)
+        self.collector, self._batches = collector, None  # collector: make_async_collector's, or None to step env here
         self.env, self.agent, self.seed = env, agent, agent.config.seed
         self.num_envs = int(env.batch_size.numel()) if len(env.batch_size) else 1
         self.eval_env_factory = eval_env_factory
@@ -70,26 +77,45 @@ class DQNTrainer(RunState):
 
     # --- the one step function ------------------------------------------------------------
     def _step(self) -> list[StepMetrics]:
-        agent, cfg = self.agent, self.agent.config
+        """One batched env step in process, or one batch from the collector's workers."""
+        if self.collector is not None:
+            eps = self.agent.set_epsilon(self.total_steps)  # goes to the worker whose batch is taken next
+            if self._batches is None:
+                self._batches = iter(self.collector)
+            batch = next(self._batches)
+            # time-major, so the k envs' transitions of one batched step count before the next step's
+            flat = batch.transpose(0, 1).reshape(-1)
+            return self._account(flat, eps, flat.get(("collector", "traj_ids")).tolist())
         if self.td is None:
             self.env.set_seed(self.seed)  # the first reset is seeded too
             self.td = self.env.reset()
-        td, eps = agent.explore(self.td, self.total_steps)
+        td, eps = self.agent.explore(self.td, self.total_steps)
         td, next_root = self.env.step_and_maybe_reset(td)
-        agent.store(td)  # holds the real next observation: the reset one is in next_root
+        out = self._account(td, eps, self.episode_ids)  # td holds the real next observation: the reset one is in next_root
+        self.td = next_root
+        return out
+
+    def _account(self, td, eps: float, episode_ids: list[int]) -> list[StepMetrics]:
+        """Stores the transitions ``td`` (1-D), then counts each as one env step in order:
+        counter, target cadence, updates, episode stats, JSONL, checkpoints.
+
+        ``episode_ids`` is the trainer's own per-env list in process (renumbered here when an
+        episode ends), or the collector's trajectory ids, one per transition."""
+        agent, cfg = self.agent, self.agent.config
+        agent.store(td)
         nxt = td.get("next")
         done = nxt.get("done").reshape(-1).tolist()
         terminated = nxt.get("terminated").reshape(-1).tolist()
         rewards = nxt.get("reward").reshape(-1).tolist()
         ep_rewards = nxt.get(EPISODE_REWARD).reshape(-1).tolist()
         ep_steps = nxt.get(STEP_COUNT).reshape(-1).tolist()
-        out, records, steps_before = [], [], self.total_steps
-        # which of these env steps train; the replay does not change until the next batched step,
+        out, records, steps_before, n = [], [], self.total_steps, len(done)
+        # which of these env steps train; the replay does not change until the next call,
         # so every minibatch due now is drawn in one call
-        trains = [agent.is_warm() and (self.total_steps + i) % cfg.train_freq == 0 for i in range(1, self.num_envs + 1)]
+        trains = [agent.is_warm() and (self.total_steps + i) % cfg.train_freq == 0 for i in range(1, n + 1)]
         n_updates = cfg.gradient_steps * sum(trains)
         batches = iter(agent.sample_batches(n_updates) if n_updates else ())
-        for i in range(self.num_envs):
+        for i in range(n):
             self.total_steps += 1
             if cfg.target_update_tau is not None or self.total_steps % cfg.target_update_freq == 0:
                 agent.sync_target()
@@ -98,14 +124,14 @@ class DQNTrainer(RunState):
                 for _ in range(cfg.gradient_steps):
                     loss = agent.update(next(batches))
             status = "Continuing" if not done[i] else ("Terminated" if terminated[i] else "Truncated")
-            out.append(StepMetrics(self.total_steps, self.episode_ids[i], int(ep_steps[i]), rewards[i], ep_rewards[i], eps, loss is not None, bool(done[i]), status, loss))
+            out.append(StepMetrics(self.total_steps, episode_ids[i], int(ep_steps[i]), rewards[i], ep_rewards[i], eps, loss is not None, bool(done[i]), status, loss))
             if done[i]:
                 record = EpisodeRecord(ep_rewards[i], int(ep_steps[i]), status)
                 self.stats.record(record)
-                records.append({"total_steps": self.total_steps, "episode": self.episode_ids[i], **record.to_dict()})
-                self.episode_ids[i] = self.next_episode_id
-                self.next_episode_id += 1
-        self.td = next_root
+                records.append({"total_steps": self.total_steps, "episode": episode_ids[i], **record.to_dict()})
+                if self.collector is None:
+                    self.episode_ids[i] = self.next_episode_id
+                    self.next_episode_id += 1
         self.log_train_episodes(records)
         if self.run is not None and self.checkpoint_due(steps_before):
             self.save_checkpoint()
@@ -188,7 +214,8 @@ class DQNTrainer(RunState):
         c = state["counters"]
         self.load_counters(c)
         self.episode_ids, self.next_episode_id, self.eval_count = list(c["episode_ids"]), c["next_episode_id"], c["eval_count"]
-        self.td = None if state["carried"] is None else state["carried"].to(self.env.device)
+        # the collector's workers cannot restore episodes in flight: they start fresh ones
+        self.td = None if state["carried"] is None or self.collector is not None else state["carried"].to(self.env.device)
         base = native_base(self.env)
         if base is not None and state["env_rng"] is not None:
             base.set_rng_state(state["env_rng"])

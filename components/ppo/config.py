@@ -15,7 +15,7 @@ import importlib.util
 from dataclasses import dataclass
 from typing import ClassVar
 
-from components.config_validation import ConfigError, UserError, check, check_float, check_int
+from components.config_validation import UserError, check, check_float, check_int
 from components.run_config import RunConfig, knob, override
 
 
@@ -34,7 +34,6 @@ class PPOConfig(RunConfig):
     run_name: str = override(RunConfig, "run_name", "recurrent_ppo")
     rollout_len: int = knob(16, "steps per env per update: the T of the [num_envs, T] window; backprop-through-time reaches back at most this far (or chunk_len), so a cue that matters later must fall in the same window: set it >= the episode length for cues at episode start")
     # collection
-    collector_workers: int = knob(1, "collector processes, each stepping num_envs / N envs (TorchRL MultiSyncCollector; 1 = in process); must divide num_envs")
     backend: str = knob("local", "'local' (this machine's processes) or 'ray' (TorchRL RayCollector, one Ray worker per collector worker; pip install -e '.[ray]')", ("local", "ray"))
     ray_address: str | None = knob(None, "with --backend ray: the head's HOST:PORT (none = start a local Ray instance)")
     # model
@@ -110,10 +109,6 @@ class PPOConfig(RunConfig):
         check_float("entropy_threshold", self.entropy_threshold, 0.0)
         check_int("entropy_patience", self.entropy_patience, 1)
         check_float("flicker_burst", self.flicker_burst, 1.0)
-        check_int("collector_workers", self.collector_workers, 1, self.num_envs)
-        check("collector_workers", self.collector_workers, self.num_envs % self.collector_workers == 0, f"a divisor of num_envs={self.num_envs}")
-        if self.collector_workers > 1 and self.env_workers > 1:
-            raise ConfigError(f"collector_workers = {self.collector_workers} with env_workers = {self.env_workers} (accepted: one of them > 1; collector worker processes cannot start env worker processes)")
         if self.backend == "ray" and importlib.util.find_spec("ray") is None:
             raise UserError("--backend ray needs the 'ray' package, which is not installed (pip install -e '.[ray]'; accepted without it: --backend local)")
         if self.ray_address is not None:

@@ -19,6 +19,10 @@ process: ``mirror_worker_env`` copies worker 0's into the in-process env, which
 evaluation and checkpoints read, and ``push_env_state`` loads a restored one into every
 worker on resume. Episodes in flight in a worker cannot be saved, so a multi-worker run
 resumes with fresh episodes (weights, optimizer, counters and statistics exact).
+
+DQN's multi-process path is ``make_async_collector``: TorchRL's ``MultiAsyncCollector``,
+whose workers keep stepping while the learner trains, each batch coming from whichever
+worker finished first (off-policy data, so DQN does not need the lock step of PPO).
 """
 from __future__ import annotations
 
@@ -28,8 +32,8 @@ from typing import Any, Iterator
 
 import torch
 from tensordict import TensorDictBase
-from torchrl.collectors import Collector, MultiSyncCollector
-from torchrl.envs import EnvBase, Transform, TransformedEnv
+from torchrl.collectors import Collector, MultiAsyncCollector, MultiSyncCollector
+from torchrl.envs import EnvBase, ExplorationType, Transform, TransformedEnv
 
 from components.config_validation import UserError
 
@@ -128,6 +132,23 @@ def make_collector(
         remote_configs={"num_cpus": 1, "num_gpus": 1 if device.type == "cuda" else 0},
     )
     return FlattenedRayCollector(inner)
+
+
+def make_async_collector(policy: torch.nn.Module, worker_env: WorkerEnv, workers: int, steps_per_batch: int, device: torch.device) -> MultiAsyncCollector:
+    """DQN's multi-process collector: ``workers`` processes, each stepping ``num_envs / workers``
+    of ``worker_env``'s envs; a batch is one worker's ``[num_envs / workers, steps_per_batch]``.
+
+    The policy's buffers travel with its weights, so the epsilon set on the learner's
+    ``EGreedyModule`` before a batch is requested is the one that worker explores with next.
+    The collector's ``("collector", "traj_ids")`` are unique across workers (one shared
+    pool): they serve as episode ids."""
+    check_workers(workers, worker_env.num_envs, "local")
+    k = worker_env.num_envs // workers
+    per_worker = [WorkerEnv(worker_env.env_id, k, worker_env.seed + i * WORKER_SEED_STRIDE, str(device), worker_env.env_kwargs) for i in range(workers)]
+    return MultiAsyncCollector(
+        per_worker, policy, frames_per_batch=k * steps_per_batch, total_frames=-1, device=device,
+        update_at_each_batch=True, exploration_type=ExplorationType.RANDOM,
+    )
 
 
 def is_in_process(collector) -> bool:

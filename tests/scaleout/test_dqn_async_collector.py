@@ -1,0 +1,87 @@
+"""DQN over TorchRL's MultiAsyncCollector: weights and epsilon reach the workers, real final
+observations are stored, every transition is counted once, and the run resumes."""
+import torch
+
+from components import DQNAgent, DQNConfig, DQNTrainer, TrainingRun, WorkerEnv, make_async_collector, make_env, obs_dim_of
+from components.keys import OBS
+from pipelines import dqn
+
+N, WORKERS, STEPS = 4, 2, 8
+SMALL = dict(batch_size=8, min_replay_size=16, buffer_capacity=2_000, hidden_sizes=[16], epsilon_decay_steps=100)
+
+
+def _setup(**kw):
+    cfg = DQNConfig(num_envs=N, collector_workers=WORKERS, worker_steps=STEPS, **{**SMALL, **kw}).validate()
+    env = make_env(cfg.env_id, N, "cpu", cfg.seed, normalize_obs=False)
+    agent = DQNAgent(obs_dim_of(env), env.action_spec, cfg, "cpu")
+    collector = make_async_collector(agent.explore_policy, WorkerEnv(cfg.env_id, N, cfg.seed, "cpu", {"normalize_obs": False}), WORKERS, STEPS, torch.device("cpu"))
+    return cfg, env, agent, collector
+
+
+def _greedy_fraction(agent, batch) -> float:
+    with torch.no_grad():
+        greedy = agent.q_net(batch[OBS]).argmax(-1)
+    return (greedy == batch["action"]).float().mean().item()
+
+
+def test_workers_act_with_the_learners_weights_and_epsilon():
+    cfg, env, agent, collector = _setup()
+    try:
+        agent.egreedy.eps.fill_(0.0)
+        batches = iter(collector)
+        first = next(batches)
+        assert first.batch_size == (N // WORKERS, STEPS)
+        with torch.no_grad():  # new weights: only batches requested after this can match them
+            for p in agent.q_net.parameters():
+                p.add_(torch.randn_like(p))
+        # a batch taken now may have been collected before; from the third on, each was requested after the change
+        later = [next(batches) for _ in range(4)][2:]
+        assert all(_greedy_fraction(agent, b) == 1.0 for b in later)
+        agent.egreedy.eps.fill_(1.0)
+        random = [next(batches) for _ in range(4)][2:]
+        assert sum(_greedy_fraction(agent, b) for b in random) / 2 < 0.8  # uniform over 2 actions: ~0.5
+    finally:
+        collector.shutdown()
+
+
+def test_trainer_stores_real_final_observations_and_counts_each_transition_once(tmp_path):
+    cfg, env, agent, collector = _setup()
+    run = TrainingRun.create(tmp_path, "dqn", cfg.to_dict())
+    trainer = DQNTrainer(env, agent, run=run, collector=collector)
+    try:
+        before = agent.flat_params.detach().clone()
+        trainer.train(400)
+        per_batch = N // WORKERS * STEPS
+        assert trainer.total_steps == -(-400 // per_batch) * per_batch
+        assert len(agent.replay) == trainer.total_steps
+        assert not torch.equal(before, agent.flat_params), "no gradient step ran"
+        episodes = run.read_jsonl("train_episodes.jsonl")
+        assert len(episodes) > 5 and len({e["episode"] for e in episodes}) == len(episodes)  # trajectory ids: unique across workers
+        stored = agent.replay.storage._storage[: len(agent.replay)]
+        done = stored["next", "done"].squeeze(-1)
+        assert done.any()
+        # a CartPole episode ends out of bounds (or at 500 steps): a reset observation is never stored as a final one
+        final = stored["next", OBS][done & stored["next", "terminated"].squeeze(-1)]
+        assert ((final[:, 0].abs() > 2.4) | (final[:, 2].abs() > 0.2095)).all()
+
+        state = trainer.state_dict()
+        assert state["carried"] is None  # episodes in flight live in the workers
+    finally:
+        collector.shutdown()
+    cfg2, env2, agent2, collector2 = _setup()
+    resumed = DQNTrainer(env2, agent2, collector=collector2)
+    try:
+        resumed.load_state_dict(state)
+        assert resumed.total_steps == trainer.total_steps and len(agent2.replay) == len(agent.replay)
+        assert torch.equal(agent2.flat_params, agent.flat_params)
+        resumed.train(32)
+        assert resumed.total_steps == trainer.total_steps + 32
+    finally:
+        collector2.shutdown()
+
+
+def test_pipeline_with_two_collector_workers(tmp_path):
+    out = dqn.main(["--num-envs", "4", "--collector-workers", "2", "--hidden-sizes", "16", "--batch-size", "8", "--min-replay-size", "32",
+                    "--total-steps", "256", "--eval-every", "0", "--eval-episodes", "2", "--plot", "false", "--run-root", str(tmp_path)])
+    assert TrainingRun.find(tmp_path).load_latest()["counters"]["total_steps"] == 256
+    assert out["eval"]["episodes"] == 2
