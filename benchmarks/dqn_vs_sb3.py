@@ -7,7 +7,9 @@ Both arms use the same network ([64, 64] ReLU), update-to-data ratio (train_freq
 gradient_steps 1), batch 64, replay 100k, 1k warm-up, hard target copy every 500 env steps,
 Huber loss, grad clip 10, epsilon 1 -> 0.05 over 10k steps. Each library runs with 1, 8 and 32
 envs in one process (SB3: DummyVecEnv with gradient_steps = envs, so still one update per env
-step). Reports env steps/s (training wall clock) and the final greedy return, medians over seeds,
+step); ours also with 32 envs over 2 ``--collector-workers`` (TorchRL MultiAsyncCollector: the
+env steps overlap the gradient steps, still one update per env step; SB3 has no asynchronous
+collector, its SubprocVecEnv is one process per env and steps in lock step with training). Reports env steps/s (training wall clock) and the final greedy return, medians over seeds,
 and the ratios of ours to SB3 with the same number of envs and to SB3's usual single env.
 """
 from __future__ import annotations
@@ -52,12 +54,13 @@ def main() -> None:
     args = ap.parse_args()
     # arm -> (library, number of envs)
     arms = {"sb3": ("sb3", 1), "sb3-8envs": ("sb3", 8), "sb3-32envs": ("sb3", 32),
-            "ours": ("ours", 1), "ours-8envs": ("ours", 8), "ours-32envs": ("ours", 32)}
+            "ours": ("ours", 1), "ours-8envs": ("ours", 8), "ours-32envs": ("ours", 32), "ours-32envs-2workers": ("ours", 32)}
+    extra = {"ours-32envs-2workers": ["--collector-workers", "2"]}
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for seed in args.seeds:
             for arm, (lib, n_envs) in arms.items():
-                r = peer(seed, args.steps, n_envs) if lib == "sb3" else ours(tmp, seed, args.steps, ["--num-envs", str(n_envs)])
+                r = peer(seed, args.steps, n_envs) if lib == "sb3" else ours(tmp, seed, args.steps, ["--num-envs", str(n_envs), *extra.get(arm, [])])
                 r.update(arm=arm, seed=seed)
                 rows.append(r)
                 print(json.dumps(r), flush=True)
@@ -67,6 +70,7 @@ def main() -> None:
     sps = {arm: summary[arm]["median_steps_per_s"] for arm in arms}
     ratios = {"ours_vs_sb3 (1 env each)": sps["ours"] / sps["sb3"], "ours-8envs_vs_sb3-8envs": sps["ours-8envs"] / sps["sb3-8envs"],
               "ours-32envs_vs_sb3-32envs": sps["ours-32envs"] / sps["sb3-32envs"],
+              "ours-32envs-2workers_vs_sb3-32envs": sps["ours-32envs-2workers"] / sps["sb3-32envs"],
               "ours-8envs_vs_sb3 (1 env)": sps["ours-8envs"] / sps["sb3"], "ours-32envs_vs_sb3 (1 env)": sps["ours-32envs"] / sps["sb3"]}
     print(json.dumps({"summary": summary, "ratios": ratios}, indent=2))
     print(save("dqn_vs_sb3", {"steps": args.steps, "seeds": args.seeds, "shared_settings": SHARED, "summary": summary, "ratios": ratios, "runs": rows}))
