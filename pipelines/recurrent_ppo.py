@@ -73,6 +73,8 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"run directory: {run.path}  device: {device}  env: {cfg.env_id} x {cfg.num_envs}  model: {cfg.model}"
           + (f"  collector workers: {cfg.collector_workers} ({cfg.backend})" if cfg.collector_workers > 1 or cfg.backend != "local" else ""))
     print(env.observation_description + ("" if agent.input_encoder is None else f" -> {agent.input_encoder.describe()}"))
+    if (note := cfg.window_note(env.max_episode_steps)) is not None:
+        print(note)
     bar = tqdm(total=cfg.total_steps, initial=state.total_steps, unit="step", dynamic_ncols=True)
     timer, steps_at_start, recent = PhaseTimer(), state.total_steps, []
     batches, stopped = iter(collector), None

@@ -125,7 +125,7 @@ def parse_env_id(env_id: str) -> EnvSpec:
 
 
 def _base_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int, wrappers: list | None, env_workers: int = 1):
-    """(env, observation keys, description of the observation space)."""
+    """(env, observation keys, description of the observation space, episode step limit or None)."""
     if spec.backend == "native":
         if wrappers:
             raise UserError(f"env wrappers apply to gymnasium envs only (accepted here: gym:{spec.base}...)")
@@ -135,7 +135,7 @@ def _base_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int, wra
             env = CartPoleEnv(num_envs=num_envs, device=device, seed=seed)
         else:
             env = TMazeEnv(spec.corridor_length, num_envs=num_envs, device=device, seed=seed)
-        return env, [OBS], f"Box({env.obs_dim},) float32"
+        return env, [OBS], f"Box({env.obs_dim},) float32", env.max_episode_steps
     gym_id = "CartPole-v1" if spec.base == "CartPole" else spec.base
     return make_gym_vector_env(gym_id, num_envs, device, seed, wrappers, env_workers)
 
@@ -170,6 +170,7 @@ def make_env(
     (one-hot codes are left as they are). ``prev_action`` appends the previous action and
     reward to the observation (``PreviousActionReward``), after the POMDP transforms.
     ``env_workers``: processes that step a gymnasium env's copies (``env_workers.py``).
+    ``env.max_episode_steps``: the episode step limit where the env declares one, else ``None``.
     """
     if num_envs < 1:
         raise UserError(f"num_envs = {num_envs} (accepted: an integer >= 1)")
@@ -177,8 +178,9 @@ def make_env(
         raise UserError(f"env_workers = {env_workers} with num_envs = {num_envs} (accepted: an integer >= 1 that divides num_envs)")
     spec = parse_env_id(env_id)
     device = torch.device(device)
-    base, obs_keys, described = _base_env(spec, num_envs, device, seed, wrappers, env_workers)
+    base, obs_keys, described, limit = _base_env(spec, num_envs, device, seed, wrappers, env_workers)
     env = TransformedEnv(base, auto_unwrap=False)  # a merged multi-process env stays one base env (env_workers.py)
+    env.max_episode_steps = limit
     check_action_spec_supported(env, env_id)
     obs_spec = env.observation_spec
     flat = obs_keys == [OBS] and obs_spec[OBS].dtype.is_floating_point and len(obs_spec[OBS].shape) == len(env.batch_size) + 1

@@ -103,8 +103,19 @@ def _readable(env: gym.Env) -> gym.Env:
     return env
 
 
+def episode_limit(env: gym.Env) -> int | None:
+    """The most steps an episode of ``env`` can last, where the env says: gymnasium's
+    ``TimeLimit`` (``spec.max_episode_steps``), POPGym's ``max_episode_length``, MiniGrid's
+    ``max_steps``; ``None`` when it does not."""
+    limit = env.spec.max_episode_steps if env.spec is not None else None
+    for attr in ("max_episode_length", "max_steps"):
+        limit = limit or getattr(env.unwrapped, attr, None)
+    return int(limit) if isinstance(limit, (int, np.integer)) and limit > 0 else None
+
+
 def make_gym_vector_env(gym_id: str, num_envs: int, device: torch.device, seed: int, wrappers: list | None = None, workers: int = 1):
-    """(TorchRL env, its observation keys, a description of the original observation space).
+    """(TorchRL env, its observation keys, a description of the original observation space,
+    the episode step limit or ``None``).
 
     ``workers > 1``: the copies are stepped in that many processes (``env_workers.py``)."""
     from torchrl.envs import GymWrapper
@@ -120,6 +131,7 @@ def make_gym_vector_env(gym_id: str, num_envs: int, device: torch.device, seed: 
     probe = _readable(probe)
     space = probe.observation_space
     keys = list(space.spaces) if isinstance(space, spaces.Dict) else ["observation"]
+    limit = episode_limit(probe)
     probe.close()
 
     def prepare(env: gym.Env) -> gym.Env:
@@ -130,11 +142,11 @@ def make_gym_vector_env(gym_id: str, num_envs: int, device: torch.device, seed: 
     if workers > 1:
         from components.envs.env_workers import parallel_gym_env
 
-        return parallel_gym_env(gym_id, num_envs, workers, device, seed, wrappers), keys, described
+        return parallel_gym_env(gym_id, num_envs, workers, device, seed, wrappers), keys, described, limit
     vec = gym.make_vec(
         gym_id, num_envs=num_envs, vectorization_mode="sync",
         vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}, wrappers=[prepare],
     )
     env = GymWrapper(vec, categorical_action_encoding=True, device=device)
     env.set_seed(seed)
-    return env, keys, described
+    return env, keys, described, limit

@@ -26,6 +26,11 @@ class TMazeEnv(NativeEnvBase):
         self.corridor_length = int(corridor_length)
         super().__init__(num_envs=num_envs, device=device, seed=seed)
 
+    @property
+    def max_episode_steps(self) -> int:
+        """Every episode: the cue step, the corridor, the choice at the junction."""
+        return self.corridor_length + 1
+
     def _make_state_spec(self) -> dict:
         n = self.batch_size
         return {

@@ -85,6 +85,19 @@ class PPOConfig(RunConfig):
     def num_updates(self) -> int:
         return max(1, self.total_steps // self.frames_per_batch)
 
+    def window_note(self, max_episode_steps: int | None) -> str | None:
+        """One line for the start of a recurrent run: how far backprop-through-time reaches
+        and, when an episode can outlast the window, the setting that puts it in one window
+        (the state is carried across windows either way; only the gradient stops at an edge)."""
+        if self.model == "mlp":
+            return None
+        bptt = self.chunk_len or self.rollout_len
+        note = f"bptt: {bptt}-step windows" + ("" if max_episode_steps is None else f", episodes up to {max_episode_steps} steps")
+        if max_episode_steps is not None and max_episode_steps > bptt:
+            note += (f" (the state carries older cues, but no gradient reaches a cue more than {bptt} steps back;"
+                     f" for cues at episode start: --rollout-len {max_episode_steps}{' --chunk-len none' if self.chunk_len else ''})")
+        return note
+
     def validate(self) -> "PPOConfig":
         super().validate()
         check_int("rollout_len", self.rollout_len, 1)
