@@ -33,12 +33,16 @@ class RunningObsNorm(Transform):
         return self
 
     @torch.no_grad()
-    def _update(self, obs: torch.Tensor, rows: torch.Tensor) -> None:
-        x = obs.reshape(-1, obs.shape[-1])[rows.reshape(-1)].to(self.mean)
+    def _update(self, obs: torch.Tensor, rows: torch.Tensor | None) -> None:
+        """Merges the observations of ``rows`` (a boolean mask; ``None`` = all) into the stats."""
+        x = obs.reshape(-1, obs.shape[-1])
+        if rows is not None:
+            x = x[rows.reshape(-1)]
         if x.shape[0] == 0:
             return
         # Chan et al. parallel mean/variance merge of the batch into the running stats
-        b_mean, b_var, b_n = x.mean(0), x.var(0, unbiased=False), x.shape[0]
+        b_var, b_mean = torch.var_mean(x.to(self.mean), 0, correction=0)
+        b_n = x.shape[0]
         delta = b_mean - self.mean
         total = self.count + b_n
         self.mean += delta * b_n / total
@@ -50,13 +54,13 @@ class RunningObsNorm(Transform):
         key = self.in_keys[0]
         obs = td.get(key)
         blank = td.get(BLANK_KEY, None)
-        valid = torch.ones((*obs.shape[:-1], 1), dtype=torch.bool, device=obs.device) if blank is None else ~blank
+        valid = None if blank is None else ~blank  # None: every frame is a real one (no flicker)
         if not bool(self.frozen):
-            self._update(obs, valid if rows is None else valid & rows)
+            self._update(obs, rows if valid is None else (valid if rows is None else valid & rows))
         mean = self.mean.to(device=obs.device, dtype=obs.dtype)
         std = (self.var + self.eps).sqrt().to(device=obs.device, dtype=obs.dtype)
-        normed = ((obs - mean) / std).clamp(-self.clip, self.clip)
-        td.set(key, torch.where(valid, normed, torch.zeros_like(normed)))
+        normed = ((obs - mean) / std).clamp_(-self.clip, self.clip)
+        td.set(key, normed if valid is None else torch.where(valid, normed, torch.zeros_like(normed)))
         return td
 
     def _call(self, next_tensordict: TensorDictBase) -> TensorDictBase:

@@ -55,13 +55,23 @@ def test_frozen_normalisation_does_not_move_and_round_trips_through_state_dict()
     assert torch.equal(other.mean, norm.mean) and bool(other.frozen)
 
 
-def test_running_stats_match_batch_moments():
+@pytest.mark.parametrize("all_rows", ["mask", "none"])
+def test_running_stats_match_batch_moments(all_rows):
     norm = RunningObsNorm(3)
     x = torch.randn(1000, 3) * torch.tensor([1.0, 5.0, 0.1]) + 2
     for chunk in x.split(37):
-        norm._update(chunk, torch.ones(chunk.shape[0], 1, dtype=torch.bool))
+        norm._update(chunk, torch.ones(chunk.shape[0], 1, dtype=torch.bool) if all_rows == "mask" else None)
     assert torch.allclose(norm.mean.float(), x.mean(0), atol=1e-5)
     assert torch.allclose(norm.var.float(), x.var(0, unbiased=False), rtol=1e-4)
+
+
+def test_running_stats_skip_rows_outside_the_mask():
+    norm = RunningObsNorm(2)
+    x = torch.randn(64, 2)
+    keep = torch.rand(64, 1) < 0.5
+    norm._update(x, keep)
+    assert norm.count.item() == keep.sum().item()
+    assert torch.allclose(norm.mean.float(), x[keep.squeeze(-1)].mean(0), atol=1e-6)
 
 
 def test_unknown_env_and_unsupported_spaces_fail_clearly():
