@@ -8,15 +8,16 @@ log truncation come from ``RunState``, as for PPO; seed, cadences and checkpoint
 retention are read from the agent's ``DQNConfig``.
 
 Custom rather than a TorchRL ``Collector`` in process because DQN interleaves an update
-with every env step; a collector yields whole batches. With ``collector_workers > 1`` the
-envs step in TorchRL's ``MultiAsyncCollector`` workers instead (``make_async_collector``)
-while this process trains: each of its ``[k, T]`` batches is stored at once, then counted
-step by step (time-major) exactly like an in-process batched step; episodes in flight are
-not checkpointed, so such a run resumes with fresh episodes (replay, weights, optimizer,
-counters exact). With ``N > 1`` envs the N transitions of one
-batched step are stored together, then each counts as one env step in order (counter,
-target cadence, updates); with ``N = 1`` this is exactly the reference order (act,
-store, count, target sync, update).
+with every env step; a collector yields whole batches. With ``N > 1`` envs the N
+transitions of one batched step are stored together, then each counts as one env step in
+order (counter, target cadence, updates); with ``N = 1`` this is exactly the reference
+order (act, store, count, target sync, update).
+
+With ``collector_workers > 1`` the envs step in TorchRL's ``MultiAsyncCollector`` workers
+instead (``make_async_collector``) while this process trains: each of their ``[k, T]``
+batches is stored at once, then counted step by step (time-major) exactly like an
+in-process batched step. Episodes in flight are not checkpointed, so such a run resumes
+with fresh episodes (replay, weights, optimizer and counters exact).
 """
 from __future__ import annotations
 
