@@ -36,6 +36,7 @@ from torchrl.collectors import Collector, MultiAsyncCollector, MultiSyncCollecto
 from torchrl.envs import EnvBase, ExplorationType, Transform, TransformedEnv
 
 from components.config_validation import UserError
+from components.runs.interrupts import leave_interrupts_to_the_main_process
 
 BACKENDS = ("local", "ray")
 WORKER_SEED_STRIDE = 100_003  # worker i seeds its envs with seed + i * stride: disjoint streams
@@ -55,6 +56,7 @@ class WorkerEnv:
     def __call__(self) -> TransformedEnv:
         from components.envs.factory import make_env
 
+        leave_interrupts_to_the_main_process()
         env = make_env(self.env_id, self.num_envs, self.device, self.seed, **self.env_kwargs)
         if self.primer is not None:
             env.append_transform(self.primer.clone())

@@ -57,3 +57,17 @@ def deferred_stop() -> Iterator[StopFlag]:
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+
+
+def leave_interrupts_to_the_main_process() -> None:
+    """Called where a worker process builds its envs: Ctrl-C is ignored there.
+
+    A terminal's Ctrl-C reaches every process of the group. A collector or env worker
+    killed by it mid-batch leaves the main process waiting for a batch that never comes,
+    so the run can neither finish its step nor save. Ignored in the workers, the
+    interrupt is the main process's alone: it finishes the step, saves, and shuts the
+    workers down. Does nothing in the main process (no multiprocessing parent)."""
+    import multiprocessing
+
+    if multiprocessing.parent_process() is not None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
