@@ -52,3 +52,29 @@ def median_us(fn, repeats: int, warmup: int = 5) -> float:
         fn()
         out.append(time.perf_counter() - t0)
     return statistics.median(out) * 1e6
+
+
+def ppo_default_setup():
+    """The PPO pipeline's default pieces on its default env (LSTM, recurrent state primed):
+    ``(cfg, env, agent)``, shared by the profiles that time one update or one collection step."""
+    from components import PPOConfig, make_actor_critic, make_env, obs_dim_of
+
+    cfg = PPOConfig().validate()
+    env = make_env(cfg.env_id, cfg.num_envs, seed=0)
+    agent = make_actor_critic("lstm", obs_dim_of(env), env.action_spec, cfg.hidden_size)
+    return cfg, agent.prime(env), agent
+
+
+def ppo_first_minibatch(cfg, env, agent):
+    """One collected batch with its advantages, a trainer, and the sampler's first minibatch:
+    ``(batch, trainer, minibatch)``."""
+    from torchrl.collectors import Collector
+
+    from components import RecurrentPPOTrainer, compute_gae
+
+    collector = Collector(env, agent.rollout_policy, frames_per_batch=cfg.frames_per_batch, total_frames=-1)
+    batch = next(iter(collector))
+    collector.shutdown()
+    compute_gae(batch, agent, cfg.gamma, cfg.gae_lambda)
+    trainer = RecurrentPPOTrainer(agent, cfg)
+    return batch, trainer, next(trainer.sampler.epoch(batch))

@@ -21,15 +21,16 @@ import time
 
 import torch
 
-from bench_common import median_us, save
+from bench_common import median_us, ppo_default_setup, ppo_first_minibatch, save
 
 LOSS_TERMS = ("loss_objective", "loss_critic", "loss_entropy")
 
 
-def timed_first_call(fn) -> float:
+def timed_first_call(fn) -> tuple[float, object]:
+    """(seconds, result) of one call: for a compiled function, its compilation included."""
     t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+    out = fn()
+    return time.perf_counter() - t0, out
 
 
 def main() -> None:
@@ -40,13 +41,8 @@ def main() -> None:
     from torchrl.collectors import Collector
     from torchrl.envs import ExplorationType, set_exploration_type
 
-    from components import PPOConfig, RecurrentPPOTrainer, compute_gae, make_actor_critic, make_env, obs_dim_of
-
-    cfg = PPOConfig().validate()
+    cfg, env, agent = ppo_default_setup()
     n, T = cfg.num_envs, cfg.rollout_len
-    env = make_env(cfg.env_id, n, seed=0)
-    agent = make_actor_critic("lstm", obs_dim_of(env), env.action_spec, cfg.hidden_size)
-    env = agent.prime(env)
     rows: dict[str, dict] = {}
 
     # --- rollout policy ------------------------------------------------------------------------
@@ -61,7 +57,7 @@ def main() -> None:
     compiled_policy = torch.compile(agent.rollout_policy)
     rows["rollout policy, one batched step"] = {
         "eager_us": median_us(policy_call(agent.rollout_policy), args.repeats, warmup=10),
-        "compile_s": timed_first_call(policy_call(compiled_policy)),
+        "compile_s": timed_first_call(policy_call(compiled_policy))[0],
         "compiled_us": median_us(policy_call(compiled_policy), args.repeats, warmup=10),
     }
 
@@ -80,12 +76,7 @@ def main() -> None:
 
     # --- loss forward + backward ---------------------------------------------------------------
     torch.compiler.reset()
-    collector = Collector(env, agent.rollout_policy, frames_per_batch=n * T, total_frames=-1)
-    batch = next(iter(collector))
-    collector.shutdown()
-    compute_gae(batch, agent, cfg.gamma, cfg.gae_lambda)
-    trainer = RecurrentPPOTrainer(agent, cfg)
-    mb = next(trainer.sampler.epoch(batch))
+    _, trainer, mb = ppo_first_minibatch(cfg, env, agent)
     compiled_loss = torch.compile(trainer.loss)
 
     def fwd_bwd(loss_fn):
@@ -96,11 +87,9 @@ def main() -> None:
             return out
         return call
 
-    eager_out, compiled_out = fwd_bwd(trainer.loss)(), None
+    eager_out = fwd_bwd(trainer.loss)()
     row = {"eager_us": median_us(fwd_bwd(trainer.loss), args.repeats, warmup=5)}
-    t0 = time.perf_counter()
-    compiled_out = fwd_bwd(compiled_loss)()
-    row["compile_s"] = time.perf_counter() - t0
+    row["compile_s"], compiled_out = timed_first_call(fwd_bwd(compiled_loss))
     row["compiled_us"] = median_us(fwd_bwd(compiled_loss), args.repeats, warmup=5)
     row["max_abs_loss_diff"] = max(float((eager_out[k] - compiled_out[k]).detach().abs()) for k in LOSS_TERMS)
     rows["PPO loss forward + backward (256 steps)"] = row

@@ -15,7 +15,7 @@ import argparse
 
 import torch
 
-from bench_common import median_us, save
+from bench_common import median_us, ppo_default_setup, ppo_first_minibatch, save
 
 
 def main() -> None:
@@ -23,22 +23,13 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=200)
     args = ap.parse_args()
     torch.set_num_threads(1)
-    from torchrl.collectors import Collector
     from torchrl.modules import set_recurrent_mode
 
-    from components import PPOConfig, RecurrentPPOTrainer, compute_gae, make_actor_critic, make_env, obs_dim_of
+    from components import obs_dim_of
     from components.flat_params import clip_flat_grad_norm_
 
-    cfg = PPOConfig().validate()
-    env = make_env(cfg.env_id, cfg.num_envs, seed=0)
-    agent = make_actor_critic("lstm", obs_dim_of(env), env.action_spec, cfg.hidden_size)
-    env = agent.prime(env)
-    collector = Collector(env, agent.rollout_policy, frames_per_batch=cfg.frames_per_batch, total_frames=-1)
-    batch = next(iter(collector))
-    collector.shutdown()
-    compute_gae(batch, agent, cfg.gamma, cfg.gae_lambda)
-    trainer = RecurrentPPOTrainer(agent, cfg)
-    mb = next(trainer.sampler.epoch(batch))
+    cfg, env, agent = ppo_default_setup()
+    batch, trainer, mb = ppo_first_minibatch(cfg, env, agent)
     n_steps = mb.numel()
 
     def actor_forward():

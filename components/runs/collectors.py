@@ -62,6 +62,11 @@ class WorkerEnv:
             env.append_transform(self.primer.clone())
         return env
 
+    def split(self, workers: int, device: torch.device) -> list["WorkerEnv"]:
+        """One builder per worker, ``num_envs / workers`` envs each, seeds on disjoint streams."""
+        k = self.num_envs // workers
+        return [WorkerEnv(self.env_id, k, self.seed + i * WORKER_SEED_STRIDE, str(device), self.env_kwargs, self.primer) for i in range(workers)]
+
 
 def check_workers(workers: int, num_envs: int, backend: str) -> None:
     if backend not in BACKENDS:
@@ -115,10 +120,7 @@ def make_collector(
     if backend == "local" and workers == 1:
         return Collector(env, policy, frames_per_batch=frames_per_batch, total_frames=-1, device=device)
     check_workers(workers, worker_env.num_envs, backend)
-    per_worker = [
-        WorkerEnv(worker_env.env_id, worker_env.num_envs // workers, worker_env.seed + i * WORKER_SEED_STRIDE, str(device), worker_env.env_kwargs, worker_env.primer)
-        for i in range(workers)
-    ]
+    per_worker = worker_env.split(workers, device)
     if backend == "local":
         return MultiSyncCollector(
             per_worker, policy, frames_per_batch=frames_per_batch, total_frames=-1, device=device,
@@ -145,10 +147,8 @@ def make_async_collector(policy: torch.nn.Module, worker_env: WorkerEnv, workers
     The collector's ``("collector", "traj_ids")`` are unique across workers (one shared
     pool): they serve as episode ids."""
     check_workers(workers, worker_env.num_envs, "local")
-    k = worker_env.num_envs // workers
-    per_worker = [WorkerEnv(worker_env.env_id, k, worker_env.seed + i * WORKER_SEED_STRIDE, str(device), worker_env.env_kwargs) for i in range(workers)]
     return MultiAsyncCollector(
-        per_worker, policy, frames_per_batch=k * steps_per_batch, total_frames=-1, device=device,
+        worker_env.split(workers, device), policy, frames_per_batch=worker_env.num_envs // workers * steps_per_batch, total_frames=-1, device=device,
         update_at_each_batch=True, exploration_type=ExplorationType.RANDOM,
     )
 

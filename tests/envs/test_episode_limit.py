@@ -45,7 +45,7 @@ class Endless(gym.Env):
         return self.observation_space.sample(), 0.0, False, False, {}
 
 
-def test_no_declared_limit_is_none():
+def test_no_declared_limit_is_none_and_the_note_names_only_the_window():
     gym.register("EndlessForLimitTest-v0", entry_point=Endless)
     assert make_env("EndlessForLimitTest-v0", 1, seed=0).max_episode_steps is None
     assert PPOConfig().window_note(None) == "bptt: 16-step windows"
