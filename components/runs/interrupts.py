@@ -60,14 +60,27 @@ def deferred_stop() -> Iterator[StopFlag]:
 
 
 def leave_interrupts_to_the_main_process() -> None:
-    """Called where a worker process builds its envs: Ctrl-C is ignored there.
+    """Called where a worker process builds its envs: Ctrl-C and SIGTERM are the main process's.
 
-    A terminal's Ctrl-C reaches every process of the group. A collector or env worker
+    A terminal's Ctrl-C reaches every process of the group, and so does a group SIGTERM
+    (``kill -TERM -PGID``, a batch scheduler cancelling a job). A collector or env worker
     killed by it mid-batch leaves the main process waiting for a batch that never comes,
-    so the run can neither finish its step nor save. Ignored in the workers, the
-    interrupt is the main process's alone: it finishes the step, saves, and shuts the
-    workers down. Does nothing in the main process (no multiprocessing parent)."""
+    so the run can neither finish its step nor save. In the workers SIGINT is ignored and
+    SIGTERM is ignored while the main process lives: it finishes the step, saves, and shuts
+    the workers down (TorchRL's shutdown ends stragglers with SIGKILL, so nothing waits on
+    an ignored SIGTERM). An orphaned worker (its main process gone) still dies of SIGTERM.
+    Does nothing in the main process (no multiprocessing parent)."""
     import multiprocessing
+    import os
 
-    if multiprocessing.parent_process() is not None:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if multiprocessing.parent_process() is None:
+        return
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent_pid = os.getppid()
+
+    def on_sigterm(signum, frame):
+        if os.getppid() != parent_pid:  # re-parented: nobody is left to shut this worker down
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
