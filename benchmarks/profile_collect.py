@@ -6,15 +6,58 @@ Per batched env step (median over windows of 16 steps, microseconds): the whole
 ``Collector`` step with the LSTM rollout policy; the native env alone (``step_and_maybe_reset``
 with random actions, through the pipeline's transforms); the rollout policy alone on a carried
 tensordict; and the floor: the bare tensor-native CartPole transition plus one ``nn.LSTM``
-cell step and heads on plain tensors. JSON in benchmarks/results/profile_collect.json.
+cell step and heads on plain tensors. Then where the env step goes: the native transition
+(``_step``), the partial reset (``_reset``), each transform's ``_step`` and ``_reset``, and the
+rest (TorchRL's ``EnvBase`` plumbing: checks, ``step_mdp``, the reset merge), per env step.
+JSON in benchmarks/results/profile_collect.json.
 """
 from __future__ import annotations
 
 import argparse
+import time
+from collections import defaultdict
 
 import torch
 
 from bench_common import median_us, save
+
+
+def env_step_parts(env, step, steps: int) -> dict:
+    """Mean microseconds per env step of each part of ``step()``: every method timed is wrapped
+    on its instance for the measurement and unwrapped after; "TorchRL plumbing" is the rest."""
+    parts: dict = defaultdict(float)
+    wrapped = []
+
+    def wrap(obj, name: str, label: str) -> None:
+        inner = getattr(obj, name)
+
+        def timed(*args, **kwargs):
+            t0 = time.perf_counter()
+            out = inner(*args, **kwargs)
+            parts[label] += time.perf_counter() - t0
+            return out
+
+        setattr(obj, name, timed)
+        wrapped.append((obj, name))
+
+    wrap(env.base_env, "_step", "native transition (_step)")
+    wrap(env.base_env, "_reset", "native partial reset (_reset)")
+    for t in env.transform:
+        wrap(t, "_step", f"{type(t).__name__}._step")
+        wrap(t, "_reset", f"{type(t).__name__}._reset")
+    for _ in range(20):
+        step()
+    parts.clear()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    total = time.perf_counter() - t0
+    for obj, name in wrapped:
+        delattr(obj, name)  # back to the class's method
+    rows = {k: v / steps * 1e6 for k, v in parts.items()}
+    rows["TorchRL plumbing (the rest)"] = (total - sum(parts.values())) / steps * 1e6
+    rows["env step, total"] = total / steps * 1e6
+    return rows
 
 
 def main() -> None:
@@ -45,6 +88,7 @@ def main() -> None:
         _, td = env.step_and_maybe_reset(td)
 
     env_us = median_us(env_step, args.steps, warmup=20)
+    parts = env_step_parts(env, env_step, args.steps)
     carried = env.reset()
 
     def policy_step():
@@ -78,7 +122,10 @@ def main() -> None:
         print(f"  {name:<44} {us:8.0f} us")
     ratio = collector_us / floor_us
     print(f"  collector / floor: {ratio:.2f}x (issue target <= 3x)")
-    save("profile_collect", {"envs": n, "steps": args.steps, "per_step_us": rows, "ratio": ratio})
+    print("where the env step goes (mean us per env step; a partial reset runs on most steps at 64 envs)")
+    for name, us in parts.items():
+        print(f"  {name:<44} {us:8.0f} us")
+    save("profile_collect", {"envs": n, "steps": args.steps, "per_step_us": rows, "ratio": ratio, "env_step_parts_us": parts})
 
 
 if __name__ == "__main__":
