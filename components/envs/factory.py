@@ -30,6 +30,7 @@ from torchrl.envs import EnvBase, InitTracker, RewardSum, StepCounter, Transform
 from components.config_validation import UserError
 from components.envs.cartpole import CartPoleEnv
 from components.envs.encoders import EncodeObservation
+from components.envs.fused_step import NativeTransformedEnv
 from components.envs.gym_backend import make_gym_vector_env
 from components.envs.obs_norm import RunningObsNorm
 from components.envs.pomdp_transforms import Flicker, MaskVelocity
@@ -179,7 +180,8 @@ def make_env(
     spec = parse_env_id(env_id)
     device = torch.device(device)
     base, obs_keys, described, limit = _base_env(spec, num_envs, device, seed, wrappers, env_workers)
-    env = TransformedEnv(base, auto_unwrap=False)  # a merged multi-process env stays one base env (env_workers.py)
+    # a merged multi-process env stays one base env (env_workers.py); native envs step on the lean path (fused_step.py)
+    env = (NativeTransformedEnv if spec.backend == "native" else TransformedEnv)(base, auto_unwrap=False)
     env.max_episode_steps = limit
     check_action_spec_supported(env, env_id)
     obs_spec = env.observation_spec

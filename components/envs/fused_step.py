@@ -1,0 +1,81 @@
+"""``NativeTransformedEnv``: a tensor-native env with its transforms, and a leaner
+``step_and_maybe_reset``.
+
+Why custom: on the tensor-native envs the env's own maths is a few tensor ops, and most
+of a TorchRL ``step_and_maybe_reset`` is its generic plumbing around them (shape and spec
+checks, ``_step_proc_data``, the inverse-transform clone, the reset's key selections and
+``_reset_check_done``): ~a third of a collection step at 64 envs
+(``benchmarks/profile_collect.py``). This subclass runs the same calls in the same order
+(the native ``_step``, the transforms' ``_step``, ``step_mdp``, and on a done the native
+``_reset``, the transforms' ``_reset`` and TorchRL's own ``_update_during_reset`` merge)
+without that plumbing, so it returns the same tensordicts, value for value
+(``tests/envs/test_fused_step.py``), to TorchRL's ``Collector``, the DQN loop and
+evaluation alike.
+
+It applies only where those checks are known to be no-ops: a ``NativeEnvBase`` under
+transforms of the types in ``FUSED_TRANSFORMS`` (this project's and TorchRL's
+``InitTracker``, ``StepCounter`` without a step limit, ``RewardSum`` and
+``TensorDictPrimer``), none with inverse keys. Append any other transform and the env
+takes TorchRL's path, unchanged.
+"""
+from __future__ import annotations
+
+from tensordict import TensorDictBase
+from torchrl.envs import Compose, InitTracker, RewardSum, StepCounter, TensorDictPrimer, TransformedEnv
+from torchrl.envs.utils import _update_during_reset
+
+from components.envs.native import NativeEnvBase
+from components.envs.obs_norm import RunningObsNorm
+from components.envs.pomdp_transforms import Flicker, MaskVelocity
+from components.envs.prev_action import PreviousActionReward
+
+FUSED_TRANSFORMS = (MaskVelocity, Flicker, PreviousActionReward, RunningObsNorm, InitTracker, StepCounter, RewardSum, TensorDictPrimer)
+
+
+def _fusable(transform) -> bool:
+    if type(transform) not in FUSED_TRANSFORMS or transform.in_keys_inv:
+        return False
+    if isinstance(transform, StepCounter) and transform.max_steps is not None:
+        return False  # its truncation rewrites the done keys
+    if isinstance(transform, TensorDictPrimer) and (transform.call_before_env_reset or transform.random):
+        return False
+    return True
+
+
+class NativeTransformedEnv(TransformedEnv):
+    """``TransformedEnv`` over a ``NativeEnvBase``; ``fused`` says whether the lean path is on."""
+
+    @property
+    def fused(self) -> bool:
+        transforms = tuple(self.transform) if isinstance(self.transform, Compose) else (self.transform,)
+        key = tuple(id(t) for t in transforms)
+        cached = self.__dict__.get("_fused_cache")
+        if cached is None or cached[0] != key:  # the chain changed (a transform appended): check again
+            ok = isinstance(self.base_env, NativeEnvBase) and not self.run_type_checks and all(_fusable(t) for t in transforms)
+            self.__dict__["_fused_cache"] = cached = (key, ok)
+        return cached[1]
+
+    def step_and_maybe_reset(self, tensordict: TensorDictBase) -> tuple[TensorDictBase, TensorDictBase]:
+        if not self.fused or tensordict.device != self.device or "_step" in tensordict.keys():
+            return super().step_and_maybe_reset(tensordict)
+        base, transform = self.base_env, self.transform
+        # TransformedEnv._step: the env's output, then whatever the policy wrote to "next"
+        # (the recurrent state) where the env wrote nothing, then the transforms
+        preset = tensordict.get("next", None)
+        next_td = base._step(tensordict)
+        if preset is not None:
+            next_td.update(preset.exclude(*next_td.keys(True, True)))
+        base._complete_done(base.full_done_spec, next_td)
+        next_td = transform._step(tensordict, next_td)
+        tensordict.set("next", next_td)
+        root = self._step_mdp(tensordict)
+        # maybe_reset: a partial reset of the done rows only, merged as TorchRL merges it
+        done = root.get("done")
+        if done.any():
+            root.set("_reset", done.clone())
+            request = transform._reset_env_preprocess(root.select(*self.reset_keys))
+            reset = base._reset(request)
+            base._complete_done(base.full_done_spec, reset)
+            reset = transform._reset(request, reset)
+            root = _update_during_reset(reset, root, self.reset_keys)
+        return tensordict, root

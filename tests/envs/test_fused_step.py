@@ -1,0 +1,71 @@
+"""The lean ``step_and_maybe_reset`` of the native envs (``envs/fused_step.py``) returns what
+TorchRL's own returns, value for value: the collector's batches, its carried tensordict and the
+env's transform state, over batches with many partial resets."""
+import pytest
+import torch
+from torchrl.collectors import Collector
+from torchrl.envs import TransformedEnv
+
+from components import make_actor_critic, make_env, obs_dim_of
+from components.envs.fused_step import NativeTransformedEnv
+
+N, T, BATCHES = 8, 24, 4
+
+
+def _collect(env_id: str, model: str, fused: bool, **env_kwargs):
+    env = make_env(env_id, N, seed=3, **env_kwargs)
+    torch.manual_seed(0)
+    agent = make_actor_critic(model, obs_dim_of(env), env.action_spec, 16)
+    env = agent.prime(env)
+    assert isinstance(env, NativeTransformedEnv) and env.fused
+    if not fused:  # the reference: TorchRL's own step_and_maybe_reset on the same env class
+        env.step_and_maybe_reset = lambda td: TransformedEnv.step_and_maybe_reset(env, td)
+    torch.manual_seed(1)  # the policy samples its actions from the global generator
+    collector = Collector(env, agent.rollout_policy, frames_per_batch=N * T, total_frames=-1)
+    batches = iter(collector)
+    out = [next(batches) for _ in range(BATCHES)]
+    carrier = collector._carrier.clone()
+    collector.shutdown()
+    return out, carrier, env.transform.state_dict()
+
+
+def _assert_same(a, b, where: str) -> None:
+    keys_a, keys_b = set(a.keys(True, True)), set(b.keys(True, True))
+    assert keys_a == keys_b, f"{where}: keys differ: {keys_a ^ keys_b}"
+    for key in keys_a:
+        assert torch.equal(a.get(key), b.get(key)), f"{where}: {key} differs"
+
+
+@pytest.mark.parametrize(
+    "env_id, model, env_kwargs",
+    [
+        ("CartPoleNoVel", "lstm", {}),
+        ("CartPole-v1", "mlp", {"normalize_obs": False}),
+        ("FlickeringCartPole-0.3", "gru", {"flicker_mode": "markov"}),
+        ("TMaze-4", "lstm", {"prev_action": True}),
+    ],
+)
+def test_fused_step_gives_torchrl_s_batches_carrier_and_transform_state(env_id, model, env_kwargs):
+    fused, fused_carrier, fused_state = _collect(env_id, model, True, **env_kwargs)
+    ref, ref_carrier, ref_state = _collect(env_id, model, False, **env_kwargs)
+    resets = sum(int(b["next", "done"].sum()) for b in ref)
+    assert resets >= 5, f"only {resets} episode ends: the partial-reset path was barely exercised"
+    for i, (a, b) in enumerate(zip(fused, ref)):
+        _assert_same(a, b, f"batch {i}")
+    _assert_same(fused_carrier, ref_carrier, "carrier")
+    assert fused_state.keys() == ref_state.keys()
+    for key in ref_state:
+        assert torch.equal(fused_state[key], ref_state[key]), f"transform state {key} differs"
+
+
+def test_a_transform_outside_the_fused_set_takes_torchrl_s_path():
+    from torchrl.envs import RewardScaling
+
+    env = make_env("CartPoleNoVel", N, seed=0)
+    assert env.fused
+    env.append_transform(RewardScaling(0.0, 2.0))
+    assert not env.fused  # the chain changed: checked again
+    td = env.reset()
+    td["action"] = torch.zeros(N, dtype=torch.int64)
+    out, _ = env.step_and_maybe_reset(td)
+    assert torch.equal(out["next", "reward"], torch.full((N, 1), 2.0))  # the appended transform did run
