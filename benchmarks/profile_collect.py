@@ -3,8 +3,10 @@
     python benchmarks/profile_collect.py [--envs 64] [--steps 400]
 
 Per batched env step (median over windows of 16 steps, microseconds): the whole
-``Collector`` step with the LSTM rollout policy; the native env alone (``step_and_maybe_reset``
-with random actions, through the pipeline's transforms); the rollout policy alone on a carried
+``Collector`` step with the LSTM rollout policy and the native env alone
+(``step_and_maybe_reset`` with random actions, through the pipeline's transforms), each with
+the native envs' lean ``step_and_maybe_reset`` and with TorchRL's own (interleaved, twice);
+the rollout policy alone on a carried
 tensordict; and the floor: the bare tensor-native CartPole transition plus one ``nn.LSTM``
 cell step and heads on plain tensors. Then where the env step goes: the native transition
 (``_step``), the partial reset (``_reset``), each transform's ``_step`` and ``_reset``, and the
@@ -19,7 +21,7 @@ from collections import defaultdict
 
 import torch
 
-from bench_common import median_us, save
+from bench_common import median, median_us, save
 
 
 def env_step_parts(env, step, steps: int) -> dict:
@@ -67,27 +69,49 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(1)
     from torchrl.collectors import Collector
-    from torchrl.envs import ExplorationType, set_exploration_type
+    from torchrl.envs import ExplorationType, TransformedEnv, set_exploration_type
 
     from components import CartPoleEnv, make_actor_critic, make_env, obs_dim_of
 
     n, T = args.envs, 16
-    env = make_env("CartPoleNoVel", n, seed=0)
-    agent = make_actor_critic("lstm", obs_dim_of(env), env.action_spec, 64)
-    env = agent.prime(env)
-    collector = Collector(env, agent.rollout_policy, frames_per_batch=n * T, total_frames=-1)
-    it = iter(collector)
-    collector_us = median_us(lambda: next(it), max(args.steps // T, 20), warmup=20) / T
-    collector.shutdown()
 
-    td = env.reset()
+    def build(torchrl_path: bool):
+        env = make_env("CartPoleNoVel", n, seed=0)
+        agent = make_actor_critic("lstm", obs_dim_of(env), env.action_spec, 64)
+        env = agent.prime(env)
+        if torchrl_path:  # TorchRL's own step_and_maybe_reset in place of the lean one (envs/fused_step.py)
+            env.step_and_maybe_reset = lambda td: TransformedEnv.step_and_maybe_reset(env, td)
+        return env, agent
 
-    def env_step():
-        nonlocal td
-        td["action"] = torch.randint(0, 2, (n,))
-        _, td = env.step_and_maybe_reset(td)
+    def env_stepper(env):
+        td = env.reset()
 
-    env_us = median_us(env_step, args.steps, warmup=20)
+        def env_step():
+            nonlocal td
+            td["action"] = torch.randint(0, 2, (n,))
+            _, td = env.step_and_maybe_reset(td)
+
+        return env_step
+
+    def measure(torchrl_path: bool) -> tuple[float, float]:
+        """(Collector step, env step alone), median us."""
+        env, agent = build(torchrl_path)
+        collector = Collector(env, agent.rollout_policy, frames_per_batch=n * T, total_frames=-1)
+        it = iter(collector)
+        collector_us = median_us(lambda: next(it), max(args.steps // T, 20), warmup=20) / T
+        collector.shutdown()
+        return collector_us, median_us(env_stepper(env), args.steps, warmup=20)
+
+    # lean and TorchRL paths interleaved, twice: the machine's speed drifts within minutes
+    runs = {False: [], True: []}
+    for _ in range(2):
+        for torchrl_path in (False, True):
+            runs[torchrl_path].append(measure(torchrl_path))
+    (collector_us, env_us), (torchrl_collector_us, torchrl_env_us) = (
+        tuple(median(x) for x in zip(*runs[p])) for p in (False, True)
+    )
+    env, agent = build(False)
+    env_step = env_stepper(env)
     parts = env_step_parts(env, env_step, args.steps)
     carried = env.reset()
 
@@ -117,11 +141,14 @@ def main() -> None:
     floor_us = median_us(floor_step, args.steps, warmup=20)
     print(f"one batched collection step, {n} envs, CartPoleNoVel, LSTM 64, 1 thread (median us)")
     rows = {"Collector step (env + policy + storage)": collector_us, "env alone (transforms, auto-reset)": env_us,
+            "Collector step, TorchRL's step_and_maybe_reset": torchrl_collector_us,
+            "env alone, TorchRL's step_and_maybe_reset": torchrl_env_us,
             "rollout policy alone": policy_us, "floor: bare transition + LSTM cell + heads": floor_us}
     for name, us in rows.items():
         print(f"  {name:<44} {us:8.0f} us")
     ratio = collector_us / floor_us
     print(f"  collector / floor: {ratio:.2f}x (issue target <= 3x)")
+    print(f"  lean env step: env alone {torchrl_env_us / env_us:.2f}x, Collector step {torchrl_collector_us / collector_us:.2f}x faster than TorchRL's path")
     print("where the env step goes (mean us per env step; a partial reset runs on most steps at 64 envs)")
     for name, us in parts.items():
         print(f"  {name:<44} {us:8.0f} us")
