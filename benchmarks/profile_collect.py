@@ -3,7 +3,8 @@
     python benchmarks/profile_collect.py [--envs 64] [--steps 400]
 
 Per batched env step (median over windows of 16 steps, microseconds): the whole
-``Collector`` step with the LSTM rollout policy and the native env alone
+``Collector`` step with the LSTM rollout policy (built by ``make_collector``, as the
+pipeline builds it) and the native env alone
 (``step_and_maybe_reset`` with random actions, through the pipeline's transforms), each with
 the native envs' lean ``step_and_maybe_reset`` and with TorchRL's own (interleaved, twice);
 the rollout policy alone on a carried
@@ -68,10 +69,9 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=400)
     args = ap.parse_args()
     torch.set_num_threads(1)
-    from torchrl.collectors import Collector
     from torchrl.envs import ExplorationType, TransformedEnv, set_exploration_type
 
-    from components import CartPoleEnv, make_actor_critic, make_env, obs_dim_of
+    from components import CartPoleEnv, make_actor_critic, make_collector, make_env, obs_dim_of
 
     n, T = args.envs, 16
 
@@ -96,7 +96,8 @@ def main() -> None:
     def measure(torchrl_path: bool) -> tuple[float, float]:
         """(Collector step, env step alone), median us."""
         env, agent = build(torchrl_path)
-        collector = Collector(env, agent.rollout_policy, frames_per_batch=n * T, total_frames=-1)
+        # built as the pipeline builds it: with its device, the collector skips a per-step cast
+        collector = make_collector(env, agent.rollout_policy, n * T, torch.device("cpu"))
         it = iter(collector)
         collector_us = median_us(lambda: next(it), max(args.steps // T, 20), warmup=20) / T
         collector.shutdown()
