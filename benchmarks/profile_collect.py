@@ -2,11 +2,12 @@
 
     python benchmarks/profile_collect.py [--envs 64] [--steps 400]
 
-Per batched env step (median over windows of 16 steps, microseconds): the whole
+Per batched env step (median over rounds of 16 steps, microseconds; all paths timed in one
+round-robin loop, so the machine's drift hits them alike): the whole
 ``Collector`` step with the LSTM rollout policy (built by ``make_collector``, as the
-pipeline builds it) and the native env alone
+pipeline builds it, and TorchRL's default ``Collector`` for comparison) and the native env alone
 (``step_and_maybe_reset`` with random actions, through the pipeline's transforms), each with
-the native envs' lean ``step_and_maybe_reset`` and with TorchRL's own (interleaved, twice);
+the native envs' lean ``step_and_maybe_reset`` and with TorchRL's own;
 the rollout policy alone on a carried
 tensordict; and the floor: the bare tensor-native CartPole transition plus one ``nn.LSTM``
 cell step and heads on plain tensors. Then where the env step goes: the native transition
@@ -22,7 +23,7 @@ from collections import defaultdict
 
 import torch
 
-from bench_common import median, median_us, save
+from bench_common import median, save
 
 
 def env_step_parts(env, step, steps: int) -> dict:
@@ -69,6 +70,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=400)
     args = ap.parse_args()
     torch.set_num_threads(1)
+    from torchrl.collectors import Collector
     from torchrl.envs import ExplorationType, TransformedEnv, set_exploration_type
 
     from components import CartPoleEnv, make_actor_critic, make_collector, make_env, obs_dim_of
@@ -93,34 +95,22 @@ def main() -> None:
 
         return env_step
 
-    def measure(torchrl_path: bool) -> tuple[float, float]:
-        """(Collector step, env step alone), median us."""
-        env, agent = build(torchrl_path)
-        # built as the pipeline builds it: with its device, the collector skips a per-step cast
-        collector = make_collector(env, agent.rollout_policy, n * T, torch.device("cpu"))
-        it = iter(collector)
-        collector_us = median_us(lambda: next(it), max(args.steps // T, 20), warmup=20) / T
-        collector.shutdown()
-        return collector_us, median_us(env_stepper(env), args.steps, warmup=20)
-
-    # lean and TorchRL paths interleaved, twice: the machine's speed drifts within minutes
-    runs = {False: [], True: []}
-    for _ in range(2):
-        for torchrl_path in (False, True):
-            runs[torchrl_path].append(measure(torchrl_path))
-    (collector_us, env_us), (torchrl_collector_us, torchrl_env_us) = (
-        tuple(median(x) for x in zip(*runs[p])) for p in (False, True)
-    )
-    env, agent = build(False)
+    # built as the pipeline builds it: with its device, the collector skips a per-step cast
+    lean_env, agent = build(False)
+    torchrl_env, torchrl_agent = build(True)
+    collectors = [make_collector(e, a.rollout_policy, n * T, torch.device("cpu")) for e, a in ((lean_env, agent), (torchrl_env, torchrl_agent))]
+    # and TorchRL's defaults throughout: its env step, trajectory ids kept
+    default_env, default_agent = build(True)
+    collectors.append(Collector(default_env, default_agent.rollout_policy, frames_per_batch=n * T, total_frames=-1, device=torch.device("cpu")))
+    lean_batches, torchrl_batches, default_batches = (iter(c) for c in collectors)
+    env, _ = build(False)
     env_step = env_stepper(env)
-    parts = env_step_parts(env, env_step, args.steps)
+    env_torchrl, _ = build(True)
     carried = env.reset()
 
     def policy_step():
         with torch.no_grad(), set_exploration_type(ExplorationType.RANDOM):
             agent.rollout_policy(carried.clone(False))
-
-    policy_us = median_us(policy_step, args.steps, warmup=20)
 
     raw = CartPoleEnv(n, seed=0)
     state = raw._fresh_state(n)
@@ -139,21 +129,47 @@ def main() -> None:
             done = term | trunc
             state = {k: torch.where(done, fresh[k], v) for k, v in state.items()}
 
-    floor_us = median_us(floor_step, args.steps, warmup=20)
+    # every path timed in one round-robin loop (one collector batch = T steps; T calls of the
+    # others per round), so the machine's drift within minutes hits all of them alike
+    timed = {
+        "Collector step (env + policy + storage)": (lambda: next(lean_batches), T),
+        "Collector step, TorchRL's step_and_maybe_reset": (lambda: next(torchrl_batches), T),
+        "Collector step, TorchRL's defaults (its env step, trajectory ids)": (lambda: next(default_batches), T),
+        "env alone (transforms, auto-reset)": (env_step, 1),
+        "env alone, TorchRL's step_and_maybe_reset": (env_stepper(env_torchrl), 1),
+        "rollout policy alone": (policy_step, 1),
+        "floor: bare transition + LSTM cell + heads": (floor_step, 1),
+    }
+    rounds = max(args.steps // T, 20)
+    samples = {name: [] for name in timed}
+    for r in range(rounds + 5):  # the first 5 rounds warm up
+        for name, (fn, steps_per_call) in timed.items():
+            calls = T // steps_per_call
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            if r >= 5:
+                samples[name].append((time.perf_counter() - t0) / T * 1e6)
+    for c in collectors:
+        c.shutdown()
+    rows = {name: median(xs) for name, xs in samples.items()}
+    collector_us, torchrl_collector_us = rows["Collector step (env + policy + storage)"], rows["Collector step, TorchRL's step_and_maybe_reset"]
+    env_us, torchrl_env_us = rows["env alone (transforms, auto-reset)"], rows["env alone, TorchRL's step_and_maybe_reset"]
+    floor_us = rows["floor: bare transition + LSTM cell + heads"]
+    parts = env_step_parts(env, env_step, args.steps)
     print(f"one batched collection step, {n} envs, CartPoleNoVel, LSTM 64, 1 thread (median us)")
-    rows = {"Collector step (env + policy + storage)": collector_us, "env alone (transforms, auto-reset)": env_us,
-            "Collector step, TorchRL's step_and_maybe_reset": torchrl_collector_us,
-            "env alone, TorchRL's step_and_maybe_reset": torchrl_env_us,
-            "rollout policy alone": policy_us, "floor: bare transition + LSTM cell + heads": floor_us}
     for name, us in rows.items():
-        print(f"  {name:<44} {us:8.0f} us")
+        print(f"  {name:<66} {us:8.0f} us")
     ratio = collector_us / floor_us
     print(f"  collector / floor: {ratio:.2f}x (issue target <= 3x)")
+    default_us = rows["Collector step, TorchRL's defaults (its env step, trajectory ids)"]
     print(f"  lean env step: env alone {torchrl_env_us / env_us:.2f}x, Collector step {torchrl_collector_us / collector_us:.2f}x faster than TorchRL's path")
+    print(f"  pipeline's Collector step vs TorchRL's defaults: {default_us / collector_us:.2f}x faster")
     print("where the env step goes (mean us per env step; a partial reset runs on most steps at 64 envs)")
     for name, us in parts.items():
-        print(f"  {name:<44} {us:8.0f} us")
-    save("profile_collect", {"envs": n, "steps": args.steps, "per_step_us": rows, "ratio": ratio, "env_step_parts_us": parts})
+        print(f"  {name:<66} {us:8.0f} us")
+    save("profile_collect", {"envs": n, "steps": args.steps, "per_step_us": rows, "ratio": ratio,
+                             "speedup_vs_torchrl_defaults": default_us / collector_us, "env_step_parts_us": parts})
 
 
 if __name__ == "__main__":

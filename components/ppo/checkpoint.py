@@ -108,7 +108,10 @@ def restore_state(
         raise ValueError(f"checkpoint weights do not fit the model: {'; '.join(bad)} {('keys differ: ' + str(missing)) if missing else ''}")
     trainer.load_state_dict(state["trainer"])
     if is_in_process(collector) and state["carrier"] is not None:
-        collector._carrier = state["carrier"].to(collector._carrier.device)
+        carrier = state["carrier"]
+        if not collector.track_traj_ids:  # a checkpoint of a collector that kept trajectory ids
+            carrier = carrier.exclude("collector")
+        collector._carrier = carrier.to(collector._carrier.device)
     _load_env_rngs(env, state["env_rng"])
     _load_env_rngs(eval_env, state["eval_env_rng"])
     norm = find_transform(env, RunningObsNorm)

@@ -118,7 +118,9 @@ def make_collector(
     on the local backend); ``worker_env`` builds the envs of every worker otherwise, with
     ``num_envs`` the total over all workers."""
     if backend == "local" and workers == 1:
-        return Collector(env, policy, frames_per_batch=frames_per_batch, total_frames=-1, device=device)
+        # no ("collector", "traj_ids"): PPO reads episodes from is_init and the done flags, and
+        # keeping the ids costs ~15% of a collection step at 64 envs (benchmarks/profile_collect.py)
+        return Collector(env, policy, frames_per_batch=frames_per_batch, total_frames=-1, device=device, track_traj_ids=False)
     check_workers(workers, worker_env.num_envs, backend)
     per_worker = worker_env.split(workers, device)
     if backend == "local":

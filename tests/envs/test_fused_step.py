@@ -1,18 +1,20 @@
-"""The lean ``step_and_maybe_reset`` of the native envs (``envs/fused_step.py``) returns what
-TorchRL's own returns, value for value: the collector's batches, its carried tensordict and the
-env's transform state, over batches with many partial resets."""
+"""The lean collection path returns what TorchRL's own returns, value for value: the native envs'
+``step_and_maybe_reset`` (``envs/fused_step.py``) gives the collector's batches, its carried
+tensordict and the env's transform state over batches with many partial resets, and the
+pipeline's collector (``make_collector``, no trajectory ids) gives TorchRL's default batches
+less ``("collector", "traj_ids")``."""
 import pytest
 import torch
 from torchrl.collectors import Collector
 from torchrl.envs import TransformedEnv
 
-from components import make_actor_critic, make_env, obs_dim_of
+from components import make_actor_critic, make_collector, make_env, obs_dim_of
 from components.envs.fused_step import NativeTransformedEnv
 
 N, T, BATCHES = 8, 24, 4
 
 
-def _collect(env_id: str, model: str, fused: bool, **env_kwargs):
+def _collect(env_id: str, model: str, fused: bool, pipeline_collector: bool = False, **env_kwargs):
     env = make_env(env_id, N, seed=3, **env_kwargs)
     torch.manual_seed(0)
     agent = make_actor_critic(model, obs_dim_of(env), env.action_spec, 16)
@@ -21,7 +23,10 @@ def _collect(env_id: str, model: str, fused: bool, **env_kwargs):
     if not fused:  # the reference: TorchRL's own step_and_maybe_reset on the same env class
         env.step_and_maybe_reset = lambda td: TransformedEnv.step_and_maybe_reset(env, td)
     torch.manual_seed(1)  # the policy samples its actions from the global generator
-    collector = Collector(env, agent.rollout_policy, frames_per_batch=N * T, total_frames=-1)
+    if pipeline_collector:
+        collector = make_collector(env, agent.rollout_policy, N * T, torch.device("cpu"))
+    else:
+        collector = Collector(env, agent.rollout_policy, frames_per_batch=N * T, total_frames=-1)
     batches = iter(collector)
     out = [next(batches) for _ in range(BATCHES)]
     carrier = collector._carrier.clone()
@@ -69,3 +74,12 @@ def test_a_transform_outside_the_fused_set_takes_torchrl_s_path():
     td["action"] = torch.zeros(N, dtype=torch.int64)
     out, _ = env.step_and_maybe_reset(td)
     assert torch.equal(out["next", "reward"], torch.full((N, 1), 2.0))  # the appended transform did run
+
+
+def test_the_pipeline_collector_gives_torchrl_s_default_batches_without_trajectory_ids():
+    ours, ours_carrier, _ = _collect("CartPoleNoVel", "lstm", True, pipeline_collector=True)
+    ref, ref_carrier, _ = _collect("CartPoleNoVel", "lstm", True)
+    assert ("collector", "traj_ids") in ref[0].keys(True, True)
+    for i, (a, b) in enumerate(zip(ours, ref)):
+        _assert_same(a, b.exclude("collector"), f"batch {i}")
+    _assert_same(ours_carrier, ref_carrier.exclude("collector"), "carrier")
