@@ -1,10 +1,10 @@
 """``NativeTransformedEnv``: a tensor-native env with its transforms, and a leaner
 ``step_and_maybe_reset``.
 
-Why custom: on the tensor-native envs the env's own maths is a few tensor ops, and most
-of a TorchRL ``step_and_maybe_reset`` is its generic plumbing around them (shape and spec
-checks, ``_step_proc_data``, the inverse-transform clone, the reset's key selections and
-``_reset_check_done``): ~a third of a collection step at 64 envs
+Why custom: on the tensor-native envs the env's own maths is a few tensor ops, and a
+large part of a TorchRL ``step_and_maybe_reset`` is generic plumbing around them (shape and
+spec checks, ``_step_proc_data``, the inverse-transform clone, the reset's key selections and
+``_reset_check_done``); skipping the checks makes the env step 1.05-1.13x faster at 64 envs
 (``benchmarks/profile_collect.py``). This subclass runs the same calls in the same order
 (the native ``_step``, the transforms' ``_step``, ``step_mdp``, and on a done the native
 ``_reset``, the transforms' ``_reset`` and TorchRL's own ``_update_during_reset`` merge)
