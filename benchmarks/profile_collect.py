@@ -26,6 +26,15 @@ import torch
 from bench_common import median, save
 
 
+# row names (the JSON's keys)
+COLLECTOR = "Collector step (env + policy + storage)"
+COLLECTOR_TORCHRL_STEP = "Collector step, TorchRL's step_and_maybe_reset"
+COLLECTOR_DEFAULTS = "Collector step, TorchRL's defaults (its env step, trajectory ids)"
+ENV = "env alone (transforms, auto-reset)"
+ENV_TORCHRL_STEP = "env alone, TorchRL's step_and_maybe_reset"
+FLOOR = "floor: bare transition + LSTM cell + heads"
+
+
 def env_step_parts(env, step, steps: int) -> dict:
     """Mean microseconds per env step of each part of ``step()``: every method timed is wrapped
     on its instance for the measurement and unwrapped after; "TorchRL plumbing" is the rest."""
@@ -71,7 +80,7 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(1)
     from torchrl.collectors import Collector
-    from torchrl.envs import ExplorationType, TransformedEnv, set_exploration_type
+    from torchrl.envs import ExplorationType, set_exploration_type
 
     from components import CartPoleEnv, make_actor_critic, make_collector, make_env, obs_dim_of
 
@@ -81,8 +90,7 @@ def main() -> None:
         env = make_env("CartPoleNoVel", n, seed=0)
         agent = make_actor_critic("lstm", obs_dim_of(env), env.action_spec, 64)
         env = agent.prime(env)
-        if torchrl_path:  # TorchRL's own step_and_maybe_reset in place of the lean one (envs/fused_step.py)
-            env.step_and_maybe_reset = lambda td: TransformedEnv.step_and_maybe_reset(env, td)
+        env.lean_step = not torchrl_path  # False: TorchRL's own step_and_maybe_reset (envs/fused_step.py)
         return env, agent
 
     def env_stepper(env):
@@ -132,13 +140,13 @@ def main() -> None:
     # every path timed in one round-robin loop (one collector batch = T steps; T calls of the
     # others per round), so the machine's drift within minutes hits all of them alike
     timed = {
-        "Collector step (env + policy + storage)": (lambda: next(lean_batches), T),
-        "Collector step, TorchRL's step_and_maybe_reset": (lambda: next(torchrl_batches), T),
-        "Collector step, TorchRL's defaults (its env step, trajectory ids)": (lambda: next(default_batches), T),
-        "env alone (transforms, auto-reset)": (env_step, 1),
-        "env alone, TorchRL's step_and_maybe_reset": (env_stepper(env_torchrl), 1),
+        COLLECTOR: (lambda: next(lean_batches), T),
+        COLLECTOR_TORCHRL_STEP: (lambda: next(torchrl_batches), T),
+        COLLECTOR_DEFAULTS: (lambda: next(default_batches), T),
+        ENV: (env_step, 1),
+        ENV_TORCHRL_STEP: (env_stepper(env_torchrl), 1),
         "rollout policy alone": (policy_step, 1),
-        "floor: bare transition + LSTM cell + heads": (floor_step, 1),
+        FLOOR: (floor_step, 1),
     }
     rounds = max(args.steps // T, 20)
     samples = {name: [] for name in timed}
@@ -153,16 +161,14 @@ def main() -> None:
     for c in collectors:
         c.shutdown()
     rows = {name: median(xs) for name, xs in samples.items()}
-    collector_us, torchrl_collector_us = rows["Collector step (env + policy + storage)"], rows["Collector step, TorchRL's step_and_maybe_reset"]
-    env_us, torchrl_env_us = rows["env alone (transforms, auto-reset)"], rows["env alone, TorchRL's step_and_maybe_reset"]
-    floor_us = rows["floor: bare transition + LSTM cell + heads"]
+    collector_us, torchrl_collector_us, default_us = rows[COLLECTOR], rows[COLLECTOR_TORCHRL_STEP], rows[COLLECTOR_DEFAULTS]
+    env_us, torchrl_env_us, floor_us = rows[ENV], rows[ENV_TORCHRL_STEP], rows[FLOOR]
     parts = env_step_parts(env, env_step, args.steps)
     print(f"one batched collection step, {n} envs, CartPoleNoVel, LSTM 64, 1 thread (median us)")
     for name, us in rows.items():
         print(f"  {name:<66} {us:8.0f} us")
     ratio = collector_us / floor_us
     print(f"  collector / floor: {ratio:.2f}x (issue target <= 3x)")
-    default_us = rows["Collector step, TorchRL's defaults (its env step, trajectory ids)"]
     print(f"  lean env step: env alone {torchrl_env_us / env_us:.2f}x, Collector step {torchrl_collector_us / collector_us:.2f}x faster than TorchRL's path")
     print(f"  pipeline's Collector step vs TorchRL's defaults: {default_us / collector_us:.2f}x faster")
     print("where the env step goes (mean us per env step; a partial reset runs on most steps at 64 envs)")

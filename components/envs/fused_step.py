@@ -16,7 +16,8 @@ It applies only where those checks are known to be no-ops: a ``NativeEnvBase`` u
 transforms of the types in ``FUSED_TRANSFORMS`` (this project's and TorchRL's
 ``InitTracker``, ``StepCounter`` without a step limit, ``RewardSum`` and
 ``TensorDictPrimer``), none with inverse keys. Append any other transform and the env
-takes TorchRL's path, unchanged.
+takes TorchRL's path, unchanged; ``env.lean_step = False`` takes it always (a benchmark's or a
+test's reference, or a check when in doubt).
 """
 from __future__ import annotations
 
@@ -45,8 +46,12 @@ def _fusable(transform) -> bool:
 class NativeTransformedEnv(TransformedEnv):
     """``TransformedEnv`` over a ``NativeEnvBase``; ``fused`` says whether the lean path is on."""
 
+    lean_step: bool = True  # False: always TorchRL's own step_and_maybe_reset
+
     @property
     def fused(self) -> bool:
+        if not self.lean_step:
+            return False
         transforms = tuple(self.transform) if isinstance(self.transform, Compose) else (self.transform,)
         key = tuple(id(t) for t in transforms)
         cached = self.__dict__.get("_fused_cache")

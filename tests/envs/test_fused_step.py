@@ -6,7 +6,6 @@ less ``("collector", "traj_ids")``."""
 import pytest
 import torch
 from torchrl.collectors import Collector
-from torchrl.envs import TransformedEnv
 
 from components import make_actor_critic, make_collector, make_env, obs_dim_of
 from components.envs.fused_step import NativeTransformedEnv
@@ -20,8 +19,7 @@ def _collect(env_id: str, model: str, fused: bool, pipeline_collector: bool = Fa
     agent = make_actor_critic(model, obs_dim_of(env), env.action_spec, 16)
     env = agent.prime(env)
     assert isinstance(env, NativeTransformedEnv) and env.fused
-    if not fused:  # the reference: TorchRL's own step_and_maybe_reset on the same env class
-        env.step_and_maybe_reset = lambda td: TransformedEnv.step_and_maybe_reset(env, td)
+    env.lean_step = fused  # False: the reference, TorchRL's own step_and_maybe_reset on the same env class
     torch.manual_seed(1)  # the policy samples its actions from the global generator
     if pipeline_collector:
         collector = make_collector(env, agent.rollout_policy, N * T, torch.device("cpu"))
@@ -83,3 +81,9 @@ def test_the_pipeline_collector_gives_torchrl_s_default_batches_without_trajecto
     for i, (a, b) in enumerate(zip(ours, ref)):
         _assert_same(a, b.exclude("collector"), f"batch {i}")
     _assert_same(ours_carrier, ref_carrier.exclude("collector"), "carrier")
+
+
+def test_lean_step_false_takes_torchrl_s_path():
+    env = make_env("CartPoleNoVel", N, seed=0)
+    env.lean_step = False
+    assert not env.fused
