@@ -203,7 +203,7 @@ def build_agent(config, env: EnvBase, device: torch.device | str = "cpu") -> LST
     from components.envs.lookup import obs_dim_of
     from components.ppo.image_encoder import make_input_encoder
 
-    encoder = make_input_encoder(config.encoder, env, device)
+    encoder = make_input_encoder(config.encoder, env, device, config.encoder_size)
     return make_actor_critic(config.model, obs_dim_of(env), env.action_spec, config.hidden_size, device, input_encoder=encoder)
 
 

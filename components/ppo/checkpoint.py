@@ -27,7 +27,7 @@ from components.runs.collectors import is_in_process, push_env_state
 from components.runs.run_dir import check_resume_config
 
 #: config fields that fix tensor shapes or the task: a checkpoint only loads under the same values
-SHAPE_FIELDS = ("env_id", "num_envs", "rollout_len", "model", "hidden_size", "encoder", "normalize_obs")
+SHAPE_FIELDS = ("env_id", "num_envs", "rollout_len", "model", "hidden_size", "encoder", "encoder_size", "normalize_obs", "prev_action")
 FORMAT = "recurrent_ppo/2"  # 2: the optimizer holds one flat parameter (flat_params.py)
 
 

@@ -23,7 +23,7 @@ from components.run_config import RunConfig, knob, override
 class PPOConfig(RunConfig):
     checkpoint_family: ClassVar[str] = "recurrent_ppo"  # the format prefix of this pipeline's checkpoints
     #: fields added after runs were saved without them -> the value those runs used
-    added_fields: ClassVar[dict] = {"encoder": "flat"}
+    added_fields: ClassVar[dict] = {"encoder": "flat", "encoder_size": 128, "prev_action": False}
     # task and budget (shared fields, PPO defaults)
     env_id: str = override(RunConfig, "env_id", "CartPoleNoVel")
     total_steps: int = override(RunConfig, "total_steps", 100_000)
@@ -39,7 +39,8 @@ class PPOConfig(RunConfig):
     # model
     model: str = knob("lstm", "trunk: 'lstm', 'gru', or 'mlp' for the memoryless baseline arm (same GAE, loss and trainer)", ("lstm", "gru", "mlp"))
     hidden_size: int = knob(64, "LSTM / GRU / MLP width")
-    encoder: str = knob("auto", "observation encoder ahead of the trunk: 'cnn' (a small CNN over the image entry, e.g. MiniGrid's 7x7x3 view), 'flat' (the encoded vector as is), 'auto' (cnn when the observation holds an image)", ("auto", "flat", "cnn"))
+    encoder: str = knob("auto", "observation encoder ahead of the trunk: 'cnn' (a small CNN over the image entry, e.g. MiniGrid's 7x7x3 view), 'flat' (the encoded vector as is), 'dense' (POPGym's pre-encoder: linear, layer-norm, leaky-relu, encoder_size wide), 'auto' (cnn when the observation holds an image)", ("auto", "flat", "cnn", "dense"))
+    encoder_size: int = knob(128, "width of --encoder dense (POPGym's baselines: 128)")
     normalize_obs: bool = knob(True, "running observation normalisation (a frozen copy in evaluation)")
     prev_action: bool = knob(False, "append the previous action and reward to the observation (as POPGym's baselines do)")
     reward_scaling: bool = knob(True, "divide rewards by the running std of the discounted return")
@@ -102,6 +103,7 @@ class PPOConfig(RunConfig):
         super().validate()
         check_int("rollout_len", self.rollout_len, 1)
         check_int("hidden_size", self.hidden_size, 1)
+        check_int("encoder_size", self.encoder_size, 1)
         check_float("learning_rate", self.learning_rate, 0.0, low_open=True)
         check_float("lr_floor", self.lr_floor, 0.0, 1.0)
         check_int("n_epochs", self.n_epochs, 1)

@@ -19,7 +19,7 @@ from torch import nn
 
 from components.config_validation import UserError
 
-ENCODERS = ("auto", "flat", "cnn")
+ENCODERS = ("auto", "flat", "cnn", "dense")
 
 
 class ImageEncoder(nn.Module):
@@ -59,19 +59,24 @@ class ImageEncoder(nn.Module):
         return torch.cat([self.cnn(image), rest], -1).reshape(*lead, self.out_dim)
 
 
-def make_input_encoder(choice: str, env, device: torch.device | str = "cpu") -> ImageEncoder | None:
-    """The encoder ``choice`` ('auto', 'flat', 'cnn') asks for on ``env``: a CNN when the
-    observation holds an image ('auto': whenever it does), else None (the flat vector as is)."""
+def make_input_encoder(choice: str, env, device: torch.device | str = "cpu", dense_size: int = 128) -> nn.Module | None:
+    """The encoder ``choice`` ('auto', 'flat', 'cnn', 'dense') asks for on ``env``: a CNN when the
+    observation holds an image ('auto': whenever it does), POPGym's ``DenseEncoder`` ('dense',
+    ``dense_size`` wide), else None (the flat vector as is)."""
     from components.envs.encoders import EncodeObservation
     from components.envs.lookup import find_transform, obs_dim_of
 
     if choice not in ENCODERS:
         raise UserError(f"encoder {choice!r} (accepted: {', '.join(ENCODERS)})")
+    if choice == "dense":
+        from components.ppo.dense_encoder import DenseEncoder
+
+        return DenseEncoder(obs_dim_of(env), dense_size, device)
     encoder = find_transform(env, EncodeObservation)
     image = None if encoder is None else encoder.image_part()
     if choice == "cnn" and image is None:
         shown = getattr(env, "observation_description", "a flat vector")
-        raise UserError(f"--encoder cnn needs an image observation (an integer Box of shape HxWxC), got {shown} (accepted here: auto, flat)")
+        raise UserError(f"--encoder cnn needs an image observation (an integer Box of shape HxWxC), got {shown} (accepted here: auto, flat, dense)")
     if choice == "flat" or image is None:
         return None
     offset, shape = image
