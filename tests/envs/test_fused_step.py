@@ -8,6 +8,7 @@ import torch
 from torchrl.collectors import Collector
 
 from components import make_actor_critic, make_collector, make_env, obs_dim_of
+from components.envs import fused_step
 from components.envs.fused_step import NativeTransformedEnv
 
 N, T, BATCHES = 8, 24, 4
@@ -48,8 +49,22 @@ def _assert_same(a, b, where: str) -> None:
         ("TMaze-4", "lstm", {"prev_action": True}),
     ],
 )
-def test_fused_step_gives_torchrl_s_batches_carrier_and_transform_state(env_id, model, env_kwargs):
+def test_fused_step_gives_torchrl_s_batches_carrier_and_transform_state(env_id, model, env_kwargs, monkeypatch):
+    used = {}
+
+    def counting(kind, kernel):
+        def run(*args):
+            used[kind] = used.get(kind, 0) + 1
+            kernel(*args)
+        return run
+
+    for kind, kernel in dict(fused_step.LEAN_RESETS).items():
+        monkeypatch.setitem(fused_step.LEAN_RESETS, kind, counting(kind.__name__, kernel))
     fused, fused_carrier, fused_state = _collect(env_id, model, True, **env_kwargs)
+    # the comparison below is about the lean reset kernels only if they ran in place of TorchRL's
+    assert {"InitTracker", "StepCounter", "RewardSum"} <= used.keys(), used
+    if model != "mlp":
+        assert "TensorDictPrimer" in used, used
     ref, ref_carrier, ref_state = _collect(env_id, model, False, **env_kwargs)
     resets = sum(int(b["next", "done"].sum()) for b in ref)
     assert resets >= 5, f"only {resets} episode ends: the partial-reset path was barely exercised"
