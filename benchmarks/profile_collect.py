@@ -4,13 +4,14 @@
 
 Per batched env step (median over rounds of 16 steps, microseconds; all paths timed in one
 round-robin loop, so the machine's drift hits them alike): the whole
-``Collector`` step with the LSTM rollout policy (built by ``make_collector``, as the
-pipeline builds it, and TorchRL's default ``Collector`` for comparison) and the native env alone
+``Collector`` step with the LSTM rollout policy (built by ``make_collector`` with the fused
+policy step, as the pipeline builds it, and TorchRL's default ``Collector`` with the sequential
+TorchRL-module policy for comparison) and the native env alone
 (``step_and_maybe_reset`` with random actions, through the pipeline's transforms), each with
 the native envs' lean ``step_and_maybe_reset`` and with TorchRL's own;
 the rollout policy alone on a carried
-tensordict; and the floor: the bare tensor-native CartPole transition plus one ``nn.LSTM``
-cell step and heads on plain tensors. Then where the env step goes: the native transition
+tensordict, fused (ppo/rollout_policy.py) and sequential; and the floor: the bare tensor-native CartPole transition plus one LSTM
+cell step (``lstm_cell``), heads and a multinomial draw on plain tensors. Then where the env step goes: the native transition
 (``_step``), the partial reset (``_reset``), each transform's ``_step`` and ``_reset``, and the
 rest (TorchRL's ``EnvBase`` plumbing: checks, ``step_mdp``, the reset merge), per env step.
 JSON in benchmarks/results/profile_collect.json.
@@ -29,7 +30,7 @@ from bench_common import median, save
 # row names (the JSON's keys)
 COLLECTOR = "Collector step (env + policy + storage)"
 COLLECTOR_TORCHRL_STEP = "Collector step, TorchRL's step_and_maybe_reset"
-COLLECTOR_DEFAULTS = "Collector step, TorchRL's defaults (its env step, trajectory ids)"
+COLLECTOR_DEFAULTS = "Collector step, TorchRL's defaults (its env step, trajectory ids, module policy)"
 ENV = "env alone (transforms, auto-reset)"
 ENV_TORCHRL_STEP = "env alone, TorchRL's step_and_maybe_reset"
 FLOOR = "floor: bare transition + LSTM cell + heads"
@@ -106,8 +107,8 @@ def main() -> None:
     # built as the pipeline builds it: with its device, the collector skips a per-step cast
     lean_env, agent = build(False)
     torchrl_env, torchrl_agent = build(True)
-    collectors = [make_collector(e, a.rollout_policy, n * T, torch.device("cpu")) for e, a in ((lean_env, agent), (torchrl_env, torchrl_agent))]
-    # and TorchRL's defaults throughout: its env step, trajectory ids kept
+    collectors = [make_collector(e, a.collect_policy, n * T, torch.device("cpu")) for e, a in ((lean_env, agent), (torchrl_env, torchrl_agent))]
+    # and TorchRL's defaults throughout: its env step, trajectory ids kept, the sequential module policy
     default_env, default_agent = build(True)
     collectors.append(Collector(default_env, default_agent.rollout_policy, frames_per_batch=n * T, total_frames=-1, device=torch.device("cpu")))
     lean_batches, torchrl_batches, default_batches = (iter(c) for c in collectors)
@@ -116,23 +117,31 @@ def main() -> None:
     env_torchrl, _ = build(True)
     carried = env.reset()
 
-    def policy_step():
-        with torch.no_grad(), set_exploration_type(ExplorationType.RANDOM):
-            agent.rollout_policy(carried.clone(False))
+    def policy_stepper(policy):
+        def policy_step():
+            with torch.no_grad(), set_exploration_type(ExplorationType.RANDOM):
+                policy(carried.clone(False))
+
+        return policy_step
 
     raw = CartPoleEnv(n, seed=0)
     state = raw._fresh_state(n)
     lstm, heads = torch.nn.LSTM(2, 64, batch_first=True), torch.nn.Linear(64, 3)
-    h = (torch.zeros(1, n, 64), torch.zeros(1, n, 64))
+    weights = (lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.bias_ih_l0, lstm.bias_hh_l0)
+    h = (torch.zeros(n, 64), torch.zeros(n, 64))
 
     def floor_step():
+        # the cheapest bare-PyTorch step we know: one lstm_cell, one head for logits and value,
+        # a multinomial draw and its log-prob (what PPO stores), the transition, the auto-reset
         nonlocal state, h
         with torch.no_grad():
-            obs = raw._observe(state)[:, [0, 2]].reshape(n, 1, 2)
-            y, h = lstm(obs, h)
-            logits = heads(y.squeeze(1))[:, :2]
-            action = torch.distributions.Categorical(logits=logits).sample()
-            state, _, term, trunc = raw._transition(state, action)
+            obs = raw._observe(state)[:, [0, 2]]
+            h = torch.lstm_cell(obs, h, *weights)
+            out = heads(h[0])
+            log_p = out[:, :2].log_softmax(-1)
+            action = torch.multinomial(log_p.exp(), 1, True)
+            log_p.gather(-1, action)
+            state, _, term, trunc = raw._transition(state, action.squeeze(-1))
             fresh = raw._fresh_state(n)
             done = term | trunc
             state = {k: torch.where(done, fresh[k], v) for k, v in state.items()}
@@ -145,7 +154,8 @@ def main() -> None:
         COLLECTOR_DEFAULTS: (lambda: next(default_batches), T),
         ENV: (env_step, 1),
         ENV_TORCHRL_STEP: (env_stepper(env_torchrl), 1),
-        "rollout policy alone": (policy_step, 1),
+        "rollout policy alone (fused step, the pipeline's)": (policy_stepper(agent.collect_policy), 1),
+        "rollout policy alone (sequential TorchRL modules)": (policy_stepper(agent.rollout_policy), 1),
         FLOOR: (floor_step, 1),
     }
     rounds = max(args.steps // T, 20)

@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> dict:
     trainer = RecurrentPPOTrainer(agent, cfg)
     scaler = ReturnScaler(cfg.num_envs, cfg.gamma) if cfg.reward_scaling else None
     collector = make_collector(
-        env, agent.rollout_policy, cfg.frames_per_batch, device, cfg.collector_workers, cfg.backend,
+        env, agent.collect_policy, cfg.frames_per_batch, device, cfg.collector_workers, cfg.backend,
         WorkerEnv(cfg.env_id, cfg.num_envs, cfg.seed, str(device), env_kwargs, agent.primer()), cfg.ray_address,
     )
     run = run or TrainingRun.create(cfg.run_root, cfg.run_name, cfg.to_dict())

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 
 import torch
-from tensordict.nn import NormalParamExtractor, TensorDictModule, TensorDictSequential
+from tensordict.nn import NormalParamExtractor, TensorDictModule, TensorDictModuleBase, TensorDictSequential
 from torch import nn
 from torch.distributions import Categorical as CategoricalDist
 from torchrl.data import Bounded, Categorical, OneHot, TensorSpec
@@ -32,6 +32,7 @@ from components.config_validation import UserError
 from components.keys import ACTION, EMBED, HIDDEN, HIDDEN_C, HIDDEN_H, LOG_PROB, LOGITS, OBS, VALUE
 from components.ppo.distributions import MultiCategorical
 from components.ppo.padded_rnn import PaddedGRUModule, PaddedLSTMModule
+from components.ppo.rollout_policy import make_rollout_policy
 
 
 @dataclass
@@ -47,6 +48,13 @@ class LSTMActorCritic:
     value_head: ValueOperator  # reads EMBED
     rollout_policy: TensorDictSequential  # actor then value head: stores log-prob and value per step
     input_encoder: nn.Module | None = None  # the CNN inside the trunk, if any (ppo/image_encoder.py)
+    # what the collectors run: ``rollout_policy``'s step fused into tensor maths where it applies
+    # (ppo/rollout_policy.py), else ``rollout_policy`` itself; same weights, keys and outputs
+    collect_policy: TensorDictModuleBase | None = None
+
+    def __post_init__(self) -> None:
+        if self.collect_policy is None:
+            self.collect_policy = make_rollout_policy(self, self.rollout_policy)
 
     # --- keys, read from the modules ------------------------------------------------------
     @property

@@ -1,4 +1,5 @@
-"""Re-evaluating a fresh rollout with unchanged weights gives ratio 1 exactly, for the LSTM and the GRU."""
+"""Re-evaluating a fresh rollout with unchanged weights gives ratio 1 exactly, for the LSTM and the GRU,
+collected by the pipeline's fused policy step and by the sequential TorchRL-module policy."""
 import pytest
 import torch
 from torchrl.collectors import Collector
@@ -16,7 +17,7 @@ def _train_keys(agent):
     return [*agent.in_keys, "action", LOG_PROB, VALUE, ADVANTAGE, VALUE_TARGET]
 
 
-def _rollout_with_all_boundaries(model):
+def _rollout_with_all_boundaries(model, policy="collect_policy"):
     """A window (not the first) with a mid-window termination, a truncation and a termination at T-1."""
     env = TransformedEnv(CartPoleEnv(N, seed=3, max_episode_steps=MAX_STEPS), InitTracker())
     env.append_transform(StepCounter())
@@ -27,7 +28,7 @@ def _rollout_with_all_boundaries(model):
     for module in agent.actor.modules():
         if isinstance(module, torch.nn.Linear):
             torch.nn.init.normal_(module.weight, std=2.0)
-    collector = Collector(env, agent.rollout_policy, frames_per_batch=N * T, total_frames=-1)
+    collector = Collector(env, getattr(agent, policy), frames_per_batch=N * T, total_frames=-1)
     for i, batch in enumerate(collector):
         term = batch["next", "terminated"].squeeze(-1)
         trunc = batch["next", "truncated"].squeeze(-1) & ~term
@@ -37,9 +38,10 @@ def _rollout_with_all_boundaries(model):
         assert i < 200, "no window with every boundary kind found"
 
 
+@pytest.mark.parametrize("policy", ["collect_policy", "rollout_policy"])
 @pytest.mark.parametrize("model", ["lstm", "gru"])
-def test_fresh_rollout_reevaluates_to_ratio_one(model):
-    agent, batch = _rollout_with_all_boundaries(model)
+def test_fresh_rollout_reevaluates_to_ratio_one(model, policy):
+    agent, batch = _rollout_with_all_boundaries(model, policy)
     # the window start carries a non-zero state from the previous window
     starts_mid_episode = ~batch["is_init"][:, 0].squeeze(-1)
     assert starts_mid_episode.any()

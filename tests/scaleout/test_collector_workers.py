@@ -18,7 +18,7 @@ def _setup(backend):
     env = agent.prime(env)
     trainer = RecurrentPPOTrainer(agent, cfg)
     collector = make_collector(
-        env, agent.rollout_policy, cfg.frames_per_batch, torch.device("cpu"), WORKERS, backend,
+        env, agent.collect_policy, cfg.frames_per_batch, torch.device("cpu"), WORKERS, backend,
         WorkerEnv(cfg.env_id, N, cfg.seed, "cpu", {}, agent.primer()),
     )
     return cfg, env, agent, trainer, collector
