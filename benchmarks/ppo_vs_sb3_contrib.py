@@ -9,6 +9,9 @@ Arms (each seed in turn, on an otherwise idle machine):
                    LSTM 64, lr 1e-3, gamma 0.98, lambda 0.8, ent 0): the speed ratio (a)
   ours-native      our defaults, tensor-native env: time to a greedy mean >= 475 (b)
   ours-gym         our defaults on TorchRL's GymEnv backend (gym:CartPoleNoVel)
+  ours-tuned       our settings tuned for CartPoleNoVel, as sb3-contrib's are (128 envs x 16, 512-step
+                   minibatches, lr 3e-3): chosen by time to 475 on seeds 10, 11, 12, never on the
+                   reported seeds; everything else at our defaults
 Times exclude the periodic greedy evaluations in every arm (``train_s``).
 """
 from __future__ import annotations
@@ -27,6 +30,7 @@ from ppo_learning import time_to_threshold
 HERE = Path(__file__).resolve().parent
 SAME_HP = ["--num-envs", "8", "--rollout-len", "32", "--n-epochs", "20", "--envs-per-minibatch", "8", "--hidden-size", "64",
            "--learning-rate", "0.001", "--gamma", "0.98", "--gae-lambda", "0.8", "--ent-coef", "0", "--entropy-guard", "false"]
+TUNED = ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.003"]
 
 
 def ours(tmp: str, seed: int, steps: int, extra: list[str], eval_every: int) -> dict:
@@ -57,7 +61,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--steps", type=int, default=100_000)
-    ap.add_argument("--arms", default="sb3-contrib,ours-same-hp,ours-native,ours-gym")
+    ap.add_argument("--arms", default="sb3-contrib,ours-same-hp,ours-native,ours-gym,ours-tuned")
     args = ap.parse_args()
     arms = args.arms.split(",")
     rows = []
@@ -72,6 +76,8 @@ def main() -> None:
                     r = ours(tmp, seed, args.steps, [], eval_every=5_120)
                 elif arm == "ours-gym":
                     r = ours(tmp, seed, args.steps, ["--env", "gym:CartPoleNoVel"], eval_every=5_120)
+                elif arm == "ours-tuned":
+                    r = ours(tmp, seed, args.steps, TUNED, eval_every=5_120)
                 else:
                     raise SystemExit(f"unknown arm {arm!r}")
                 r.update(arm=arm, seed=seed)
@@ -89,7 +95,7 @@ def main() -> None:
     if "sb3-contrib" in summary and "ours-same-hp" in summary:
         ratios["steps_per_s_same_hp_vs_sb3"] = summary["ours-same-hp"]["median_steps_per_s"] / summary["sb3-contrib"]["median_steps_per_s"]
     peer_t = summary.get("sb3-contrib", {}).get("median_time_to_475_s") or summary.get("sb3-contrib", {}).get("median_train_s")
-    for arm in ("ours-native", "ours-gym"):
+    for arm in ("ours-native", "ours-gym", "ours-tuned"):
         if arm in summary and peer_t and summary[arm]["median_time_to_475_s"]:
             ratios[f"time_to_475_sb3_over_{arm}"] = peer_t / summary[arm]["median_time_to_475_s"]
     print(json.dumps({"summary": summary, "ratios": ratios}, indent=2))

@@ -7,8 +7,8 @@ spec checks, ``_step_proc_data``, the inverse-transform clone, the reset's key s
 ``_reset_check_done``); skipping them (and the reset kernels below) makes the env step 1.16-1.24x faster at 64 envs
 (``benchmarks/profile_collect.py``). This subclass runs the same calls in the same order
 (the native ``_step``, the transforms' ``_step``, ``step_mdp``, and on a done the native
-``_reset``, the transforms' ``_reset`` and TorchRL's own ``_update_during_reset`` merge)
-without that plumbing. On a partial reset, the bookkeeping transforms (``InitTracker``,
+``_reset``, the transforms' ``_reset`` and the merge of TorchRL's ``_update_during_reset``,
+written for flat entries in ``_merge_reset``) without that plumbing. On a partial reset, the bookkeeping transforms (``InitTracker``,
 ``StepCounter``, ``RewardSum``, ``TensorDictPrimer``) see a request that holds ``"_reset"``
 alone, so each of their generic ``_reset`` methods reduces to one fresh tensor (the reset
 mask, zeros or the primer's constant); ``LEAN_RESETS`` writes that tensor directly. It
@@ -85,6 +85,35 @@ def _fusable(transform) -> bool:
     return True
 
 
+def _merge_reset(reset: TensorDictBase, root: TensorDictBase, reset_keys: list) -> TensorDictBase:
+    """TorchRL's ``_update_during_reset`` for the native envs' case: one root-level ``"_reset"``
+    and flat entries. The same ``torch.where`` per entry (the reset rows from ``reset``, the
+    others kept, an entry missing on one side read as 0), with the mask reshaped once per rank
+    instead of ``TensorDict.where``'s per-entry expansion and pad tensor (~0.1 ms a step here).
+    Anything else (nested entries, other reset keys, a full reset) goes to TorchRL's."""
+    mask = root.get("_reset", None)
+    if reset_keys != ["_reset"] or mask is None or bool(mask.all()):
+        return _update_during_reset(reset, root, reset_keys)
+    entries = {k: root._get_str(k, None) for k in root.keys()}
+    entries.pop("_reset")
+    fresh = {k: reset._get_str(k, None) for k in reset.keys() if k != "_reset"}
+    if any(not isinstance(v, torch.Tensor) for v in (*entries.values(), *fresh.values())):
+        return _update_during_reset(reset, root, reset_keys)
+    del root["_reset"]
+    mask = mask.reshape(*root.batch_size, -1).any(-1) if mask.ndim > root.ndim else mask.reshape(root.batch_size)
+    views: dict = {}
+    for key in entries.keys() | fresh.keys():
+        old, new = entries.get(key), fresh.get(key)
+        like = old if old is not None else new
+        cond = views.get(like.ndim)
+        if cond is None:
+            cond = views[like.ndim] = mask.reshape(*mask.shape, *(1,) * (like.ndim - mask.ndim))
+        zero = None if old is not None and new is not None else like.new_zeros(())
+        value = torch.where(cond, new if new is not None else zero, old if old is not None else zero)
+        root._set_str(key, value, inplace=False, validated=True, non_blocking=False)
+    return root
+
+
 class NativeTransformedEnv(TransformedEnv):
     """``TransformedEnv`` over a ``NativeEnvBase``; ``fused`` says whether the lean path is on."""
 
@@ -124,7 +153,7 @@ class NativeTransformedEnv(TransformedEnv):
             reset = base._reset(request)
             base._complete_done(base.full_done_spec, reset)
             reset = self._transforms_reset(request, reset)
-            root = _update_during_reset(reset, root, self.reset_keys)
+            root = _merge_reset(reset, root, self.reset_keys)
         return tensordict, root
 
     def _transforms_reset(self, request: TensorDictBase, reset: TensorDictBase) -> TensorDictBase:

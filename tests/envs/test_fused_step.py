@@ -102,3 +102,28 @@ def test_lean_step_false_takes_torchrl_s_path():
     env = make_env("CartPoleNoVel", N, seed=0)
     env.lean_step = False
     assert not env.fused
+
+
+def test_merge_reset_matches_torchrl_s_update_during_reset():
+    """The lean merge against TorchRL's on entries of several ranks and dtypes, an entry only the
+    carried step has (padded with 0 on the reset rows, as TorchRL pads) and one only the reset has."""
+    from tensordict import TensorDict
+    from torchrl.envs.utils import _update_during_reset
+
+    n = 6
+    mask = torch.tensor([True, False, False, True, False, False]).unsqueeze(-1)
+
+    def pair():
+        g = torch.Generator().manual_seed(0)
+        root = TensorDict({"_reset": mask.clone(), "obs": torch.randn(n, 3, generator=g), "state": torch.randn(n, 1, 4, generator=g),
+                           "count": torch.arange(n).unsqueeze(-1), "action": torch.ones(n, dtype=torch.int64) + 4,
+                           "flag": torch.ones(n, 1, dtype=torch.bool)}, [n])
+        reset = TensorDict({"_reset": mask.clone(), "obs": torch.randn(n, 3, generator=g), "state": torch.zeros(n, 1, 4),
+                            "count": torch.zeros(n, 1, dtype=torch.int64), "flag": torch.zeros(n, 1, dtype=torch.bool),
+                            "extra": torch.randn(n, 2, generator=g) + 3}, [n])
+        return reset, root
+
+    expected = _update_during_reset(*pair(), ["_reset"])
+    got = fused_step._merge_reset(*pair(), ["_reset"])
+    _assert_same(got, expected, "merge")
+    assert (got["action"][mask.squeeze(-1)] == 0).all() and (got["action"][~mask.squeeze(-1)] == 5).all()
