@@ -4,8 +4,10 @@
 
 With the settings of benchmarks/dqn_vs_sb3.py (MLP 4-64-64-2, batch 64, vanilla DQN, one
 update per env step) it times, in one process:
-  * ``DqnAgent.update()`` alone (sample, TD loss, backward, clip, fused Adam), and the same
-    gradient step in bare PyTorch with no library code (per-tensor Adam, as SB3 uses);
+  * ``DqnAgent.update()`` alone (sample, TD loss, backward, clip, fused Adam), with its
+    hand-written backward (dqn/manual_backward.py) and with autograd (``manual_backward = False``),
+    and the same gradient step in bare PyTorch with no library code (autograd, per-tensor Adam,
+    as SB3 runs it);
   * a whole ``DqnTrainer`` env step with 1 and with 8 envs (act, env step, store, update,
     bookkeeping), per env step.
 At one update per env step the update is a floor under the per-step time whatever the env
@@ -61,7 +63,7 @@ def bare_pytorch_update_s(n: int, repeats: int) -> float:
     return timed(update, n, repeats)
 
 
-def ours(num_envs: int, n: int, repeats: int) -> tuple[float, float]:
+def ours(num_envs: int, n: int, repeats: int) -> tuple[float, float, float]:
     from components import DqnAgent, DqnConfig, DqnTrainer, make_env, obs_dim_of
 
     cfg = DqnConfig(batch_size=64, hidden_sizes=[64, 64], min_replay_size=1000, double_dqn=False, target_update_tau=None,
@@ -71,8 +73,11 @@ def ours(num_envs: int, n: int, repeats: int) -> tuple[float, float]:
     trainer = DqnTrainer(env, agent, seed=0)
     trainer.train(2000)
     update_s = timed(agent.update, n, repeats)
+    agent.manual_backward = False
+    autograd_s = timed(agent.update, n, repeats)
+    agent.manual_backward = True
     per_env_step_s = timed(lambda: trainer.train(num_envs), max(n // num_envs, 1), repeats) / num_envs
-    return update_s, per_env_step_s
+    return update_s, autograd_s, per_env_step_s
 
 
 def main() -> None:
@@ -83,11 +88,11 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     bare = bare_pytorch_update_s(args.n, args.repeats)
-    update_1, step_1 = ours(1, args.n, args.repeats)
-    _, step_8 = ours(8, args.n, args.repeats)
+    update_1, autograd_1, step_1 = ours(1, args.n, args.repeats)
+    _, _, step_8 = ours(8, args.n, args.repeats)
     us = lambda s: round(s * 1e6, 1)
     result = {"threads": args.threads, "n": args.n, "repeats": args.repeats,
-              "bare_pytorch_update_us": us(bare), "ours_update_us": us(update_1),
+              "bare_pytorch_update_us": us(bare), "ours_update_us": us(update_1), "ours_update_autograd_us": us(autograd_1),
               "ours_env_step_us_1_env": us(step_1), "ours_env_step_us_8_envs": us(step_8),
               "ours_env_steps_per_s_ceiling (1 / update)": round(1 / update_1)}
     print(result)

@@ -137,6 +137,27 @@ def test_tensor_loss_equals_torchrl_dqnloss_through_target_syncs_and_load(double
     check(_random_batch(seed=9))
 
 
+@pytest.mark.parametrize("double_dqn", [False, True])
+@pytest.mark.parametrize("hidden", [[16], [64, 64]])
+def test_hand_written_gradient_step_equals_autograd_s(double_dqn, hidden):
+    """``update()``'s hand-written backward (dqn/manual_backward.py) against autograd through
+    ``td_loss`` (pinned to DQNLoss above): same loss, same gradients, same weights after each step."""
+    torch.manual_seed(0)
+    _, agent = _agent(double_dqn=double_dqn, hidden_sizes=hidden)
+    torch.manual_seed(0)
+    _, ref = _agent(double_dqn=double_dqn, hidden_sizes=hidden)
+    ref.manual_backward = False
+    assert agent._layers is not None and len(agent._layers) == len(hidden) + 1
+    for step in range(4):
+        batch = _random_batch(seed=20 + step)
+        batch["next", "reward"] *= 3  # TD errors on both sides of the Huber's |x| = 1 kink
+        fields = _fields(batch)
+        torch.testing.assert_close(agent.update(fields), ref.update(fields), rtol=0, atol=1e-6)
+        torch.testing.assert_close(agent.flat_params.grad, ref.flat_params.grad, rtol=0, atol=1e-6)
+        torch.testing.assert_close(agent.flat_params, ref.flat_params, rtol=0, atol=1e-6)
+    assert agent.flat_params.grad.abs().sum() > 0
+
+
 def test_stored_next_observation_is_the_real_final_one():
     env = make_env("CartPole-v1", 1, seed=0, normalize_obs=False)
     agent = DqnAgent(4, env.action_spec, DqnConfig(**{**SMALL, "buffer_capacity": 1000, "min_replay_size": 1000}))
