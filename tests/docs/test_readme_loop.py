@@ -30,4 +30,5 @@ def test_readme_loop_learns_at_a_small_budget():
     eval_env = agent.prime(make_env("CartPoleNoVel", 16, seed=1_000_003))
     sync_obs_norm(env, eval_env)
     report = evaluate(eval_env, agent.actor, BUDGET)
+    print(report.format())
     assert report.mean_reward >= 150, report.format()
