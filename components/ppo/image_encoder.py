@@ -76,7 +76,7 @@ def make_input_encoder(choice: str, env, device: torch.device | str = "cpu", den
     image = None if encoder is None else encoder.image_part()
     if choice == "cnn" and image is None:
         shown = getattr(env, "observation_description", "a flat vector")
-        raise UserError(f"--encoder cnn needs an image observation (an integer Box of shape HxWxC), got {shown} (accepted here: auto, flat, dense)")
+        raise UserError(f"--encoder cnn needs an image observation (a Box of shape HxWxC), got {shown} (accepted here: auto, flat, dense)")
     if choice == "flat" or image is None:
         return None
     offset, shape = image
