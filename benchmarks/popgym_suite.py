@@ -54,13 +54,29 @@ def main() -> None:
                         out = recurrent_ppo.main(argv)
                     final = [json.loads(x) for x in (Path(out["run_dir"]) / "eval_episodes.jsonl").read_text().splitlines()]
                     success = sum(e["extras"]["success"] for e in final) / len(final)  # final reward > 0 (MiniGrid: reached the goal)
+                    train = [json.loads(x) for x in (Path(out["run_dir"]) / "train_episodes.jsonl").read_text().splitlines()]
                     rows.append({"env": env, "model": model, "seed": seed, "score": out["eval"]["mean_reward"], "success_rate": success,
-                                 "wall_s": time.time() - t0, "steps_per_s": out["steps_per_s"]})
+                                 "wall_s": time.time() - t0, "steps_per_s": out["steps_per_s"],
+                                 "train_curve": _train_curve(train, args.steps)})
                     print(json.dumps(rows[-1]), flush=True)
                     # written after every run, so a cut-off benchmark keeps what it measured
                     save(name, {"steps": args.steps, "recipe": RECIPE + args.extra, "rows": rows, "summary": _summary(rows)})
     for env, by_model in _summary(rows).items():
         print(env, {m: round(v["median"], 3) for m, v in by_model.items()})
+
+
+def _train_curve(episodes: list[dict], steps: int, bins: int = 10) -> list[dict]:
+    """Mean training return and fraction of positive returns (MiniGrid: goal reached) per tenth
+    of the budget: shows whether a run that ended below target was still improving (the run
+    directory itself is temporary)."""
+    out = []
+    for b in range(bins):
+        lo, hi = steps * b / bins, steps * (b + 1) / bins
+        rets = [e["total_reward"] for e in episodes if lo < e["total_steps"] <= hi]
+        if rets:
+            out.append({"up_to_steps": int(hi), "episodes": len(rets), "mean_return": sum(rets) / len(rets),
+                        "positive_return": sum(r > 0 for r in rets) / len(rets)})
+    return out
 
 
 def _summary(rows: list[dict]) -> dict:
