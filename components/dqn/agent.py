@@ -38,7 +38,7 @@ from torchrl.objectives import DQNLoss, HardUpdate, SoftUpdate
 from components.config_validation import UserError
 from components.dqn.config import DQNConfig
 from components.dqn.epsilon_schedule import LinearEpsilon
-from components.dqn.manual_backward import huber_td_step_grads, plain_mlp_layers
+from components.dqn.manual_backward import huber_td_step_grads, mlp_forward, plain_mlp_layers
 from components.flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
 from components.keys import ACTION, OBS
 
@@ -83,6 +83,7 @@ class DQNAgent:
         self._layers = plain_mlp_layers(self.q_net)
         if self._layers is not None and sum(p.numel() for m in self._layers for p in m.parameters()) != self.flat_params.numel():
             self._layers = None  # the hand-written backward must cover every parameter
+        self._target_layers = None if self._layers is None else plain_mlp_layers(self.target_net)
 
     # --- acting -----------------------------------------------------------------------
     def explore(self, td: TensorDictBase, total_steps: int) -> tuple[TensorDictBase, float]:
@@ -133,13 +134,16 @@ class DQNAgent:
     def td_target(self, next_obs: torch.Tensor, reward: torch.Tensor, terminated: torch.Tensor) -> torch.Tensor:
         """r + gamma * (1 - terminated) * Q_target(s', a*), a* = argmax of the online net (double DQN)
         or of the target net; truncated transitions are not terminated, so they bootstrap."""
+        plain = self._target_layers is not None  # then both nets are plain Linear/ReLU MLPs: skip the module calls
         with torch.no_grad():
-            next_q = self.target_net(next_obs)
+            next_q = mlp_forward(self._target_layers, next_obs) if plain else self.target_net(next_obs)
             if self.config.double_dqn:
-                next_value = next_q.gather(-1, self.q_net(next_obs).argmax(-1, keepdim=True)).squeeze(-1)
+                online_q = mlp_forward(self._layers, next_obs) if plain else self.q_net(next_obs)
+                next_value = next_q.gather(-1, online_q.argmax(-1, keepdim=True)).squeeze(-1)
             else:
                 next_value = next_q.max(-1).values
-            return reward + self.config.gamma * (~terminated) * next_value
+            # r + gamma * (1 - terminated) * next_value, in place on the fresh next_value
+            return next_value.masked_fill_(terminated, 0.0).mul_(self.config.gamma).add_(reward)
 
     def td_loss(self, obs: torch.Tensor, action: torch.Tensor, next_obs: torch.Tensor, reward: torch.Tensor, terminated: torch.Tensor) -> torch.Tensor:
         """``DQNLoss``'s value: Huber (smooth L1) between Q(s, a) and the TD(0) target, batch mean."""

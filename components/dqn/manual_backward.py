@@ -30,17 +30,25 @@ def plain_mlp_layers(net: nn.Module) -> list[nn.Linear] | None:
     return layers
 
 
+def mlp_forward(layers: list[nn.Linear], x: torch.Tensor, acts: list[torch.Tensor] | None = None) -> torch.Tensor:
+    """The MLP's output, one ``addmm`` per layer (the kernel ``nn.Linear`` calls, without the module
+    call overhead); appends every layer's output to ``acts`` when given (the backward needs them)."""
+    h = x
+    for i, layer in enumerate(layers):
+        h = torch.addmm(layer.bias, h, layer.weight.t())
+        if i < len(layers) - 1:
+            h = h.relu_()
+        if acts is not None:
+            acts.append(h)
+    return h
+
+
 @torch.no_grad()
 def huber_td_step_grads(layers: list[nn.Linear], obs: torch.Tensor, action: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """``smooth_l1_loss(Q(obs)[action], target)`` (batch mean, beta 1); writes d loss / d theta
     into each layer's ``weight.grad`` and ``bias.grad`` (overwritten, not accumulated). Returns the loss."""
     acts = [obs]
-    h = obs
-    for i, layer in enumerate(layers):
-        h = torch.addmm(layer.bias, h, layer.weight.t())
-        if i < len(layers) - 1:
-            h = h.relu_()
-        acts.append(h)
+    h = mlp_forward(layers, obs, acts)
     a = action.unsqueeze(-1)
     q = h.gather(-1, a).squeeze(-1)
     loss = F.smooth_l1_loss(q, target)
