@@ -19,6 +19,9 @@ import torch.nn.functional as F
 from torch import nn
 
 
+_relu_backward = torch.ops.aten.threshold_backward.default
+
+
 def plain_mlp_layers(net: nn.Module) -> list[nn.Linear] | None:
     """The Linear layers of ``net`` if it is ``Linear (ReLU Linear)*`` with biases, else ``None``."""
     modules = list(net.children()) if isinstance(net, nn.Sequential) else None
@@ -60,5 +63,6 @@ def huber_td_step_grads(layers: list[nn.Linear], obs: torch.Tensor, action: torc
         torch.mm(dz.t(), acts[i], out=layer.weight.grad)
         torch.sum(dz, 0, out=layer.bias.grad)
         if i > 0:  # through the ReLU below: its output was > 0 exactly where it passed the gradient
-            dz = torch.mm(dz, layer.weight).mul_(acts[i] > 0)
+            # (ReLU's own backward kernel, as autograd runs it: one op, where a mask and a multiply were two)
+            dz = _relu_backward(torch.mm(dz, layer.weight), acts[i], 0)
     return loss
