@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from components import DQNAgent, RecurrentPPOTrainer, TrainingRun
+from components.flat_params import FlatAdam
 from pipelines import dqn, recurrent_ppo
 
 DQN_TINY = ["--hidden-sizes", "16", "--batch-size", "8", "--min-replay-size", "32", "--buffer-capacity", "500", "--eval-episodes", "2",
@@ -50,7 +51,7 @@ def test_dqn_sigint_inside_a_step_resumes_exactly(tmp_path, monkeypatch, where):
         if where == "update":  # after exploration and storing, before the gradient step
             _signal_on_call(m, DQNAgent, "update", 50, signal.SIGINT)
         else:  # between backward and the optimizer step
-            _signal_on_call(m, torch.optim.Adam, "step", 50, signal.SIGINT)
+            _signal_on_call(m, FlatAdam, "step", 50, signal.SIGINT)  # the agent's optimizer
         with pytest.raises(SystemExit) as exit_info:
             dqn.main([*DQN_TINY, "--run-root", str(tmp_path / "b")])
         assert exit_info.value.code == 130
