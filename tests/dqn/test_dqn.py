@@ -158,6 +158,31 @@ def test_hand_written_gradient_step_equals_autograd_s(double_dqn, hidden):
     assert agent.flat_params.grad.abs().sum() > 0
 
 
+@pytest.mark.parametrize("num_envs", [1, 8])
+def test_plain_exploration_equals_the_torchrl_policy(num_envs):
+    """``explore``'s tensor path against ``explore_policy`` (QValueActor + EGreedyModule): from the same
+    RNG state, the same actions, action values and chosen values, at the start, middle and end of the schedule."""
+    env, agent = _agent(num_envs=num_envs, hidden_sizes=[64, 64])
+    assert agent._layers is not None
+    td = env.reset()
+    td.set(OBS, torch.randn(num_envs, 4) * 3)
+    random_seen = greedy_seen = False
+    for step in [0, 50, 10_000] * 4:
+        torch.manual_seed(step + len(td))
+        ours, eps_ours = agent.explore(td.clone(), step)
+        torch.manual_seed(step + len(td))
+        agent.set_epsilon(step)
+        ref = agent.explore_policy(td.clone())  # exploration type RANDOM is the default
+        assert eps_ours == agent.epsilon(step) == pytest.approx(float(agent.egreedy.eps))
+        for key in ("action", "action_value", "chosen_action_value"):
+            assert ours.get(key).dtype == ref.get(key).dtype and torch.equal(ours.get(key), ref.get(key)), key
+        greedy = ref["action_value"].argmax(-1)
+        random_seen |= bool((ref["action"] != greedy).any())
+        greedy_seen |= bool((ref["action"] == greedy).all())
+        td.set(OBS, torch.randn(num_envs, 4) * 3)
+    assert random_seen and greedy_seen  # both branches of the epsilon draw were compared
+
+
 def test_stored_next_observation_is_the_real_final_one():
     env = make_env("CartPole-v1", 1, seed=0, normalize_obs=False)
     agent = DqnAgent(4, env.action_spec, DqnConfig(**{**SMALL, "buffer_capacity": 1000, "min_replay_size": 1000}))
