@@ -48,6 +48,10 @@ def clip_flat_grad_norm_(flat: torch.nn.Parameter, max_norm: float) -> torch.Ten
     return norm
 
 
+#: Adam's step inside torch's profiler/hook wrapper (the wrapper Optimizer.__init__ puts on a class)
+_ADAM_STEP = torch.optim.Optimizer.profile_hook_step(getattr(torch.optim.Adam.step, "__wrapped__", torch.optim.Adam.step))
+
+
 class FlatAdam(torch.optim.Adam):
     """``torch.optim.Adam(fused=True)`` over one flat parameter, whose ``step`` calls the fused kernel itself.
 
@@ -86,10 +90,6 @@ class FlatAdam(torch.optim.Adam):
     step.hooked = True
 
 
-#: Adam's step inside torch's profiler/hook wrapper (the wrapper Optimizer.__init__ puts on a class)
-_ADAM_STEP = torch.optim.Optimizer.profile_hook_step(getattr(torch.optim.Adam.step, "__wrapped__", torch.optim.Adam.step))
-
-
 def fused_adam(flat: torch.nn.Parameter, lr: float, eps: float) -> torch.optim.Adam:
-    """Adam over the flat parameter, fused into one kernel where torch has one (CPU, CUDA)."""
+    """Adam over the flat parameter: ``FlatAdam``, the fused kernel where torch has one (CPU, CUDA)."""
     return FlatAdam(flat, lr, eps)

@@ -1,7 +1,9 @@
 """``DQNAgent``: Q-network, epsilon-greedy acting, TorchRL ``DQNLoss``, target updates, replay; every piece of DQN except the loop.
 
 Reused from TorchRL: ``MLP``, ``QValueActor``, ``EGreedyModule`` (its ``eps``
-is set from our step-indexed schedule), ``DQNLoss`` (TD(0) target
+is set from our step-indexed schedule; ``explore_policy`` is what async collector
+workers run, while in-process acting on a plain MLP takes the same maths on plain
+tensors, see ``_explore_plain``), ``DQNLoss`` (TD(0) target
 r + gamma * (1 - terminated) * max_a' Q_target(s', a'), so truncated
 transitions bootstrap), ``HardUpdate`` / ``SoftUpdate`` and a
 ``TensorDictReplayBuffer`` on ``LazyTensorStorage`` on the training device.

@@ -4,6 +4,7 @@ import json
 import pytest
 import torch
 from tensordict import TensorDict
+from torchrl.envs import ExplorationType, set_exploration_type
 
 from components import ConfigError, DqnAgent, DqnConfig, DqnTrainer, LinearEpsilon, TrainingRun, make_env
 from components.keys import OBS
@@ -172,7 +173,8 @@ def test_plain_exploration_equals_the_torchrl_policy(num_envs):
         ours, eps_ours = agent.explore(td.clone(), step)
         torch.manual_seed(step + len(td))
         agent.set_epsilon(step)
-        ref = agent.explore_policy(td.clone())  # exploration type RANDOM is the default
+        with set_exploration_type(ExplorationType.RANDOM):  # as explore() runs it
+            ref = agent.explore_policy(td.clone())
         assert eps_ours == agent.epsilon(step) == pytest.approx(float(agent.egreedy.eps))
         for key in ("action", "action_value", "chosen_action_value"):
             assert ours.get(key).dtype == ref.get(key).dtype and torch.equal(ours.get(key), ref.get(key)), key
