@@ -8,7 +8,9 @@ spec checks, ``_step_proc_data``, the inverse-transform clone, the reset's key s
 (``benchmarks/profile_collect.py``). This subclass runs the same calls in the same order
 (the native ``_step``, the transforms' ``_step``, ``step_mdp``, and on a done the native
 ``_reset``, the transforms' ``_reset`` and the merge of TorchRL's ``_update_during_reset``,
-written for flat entries in ``_merge_reset``) without that plumbing. On a partial reset, the bookkeeping transforms (``InitTracker``,
+written for flat entries in ``_merge_reset``) without that plumbing; TorchRL's
+``_complete_done`` runs only for envs that do not write their done entries whole themselves
+(``NativeEnvBase`` does). On a partial reset, the bookkeeping transforms (``InitTracker``,
 ``StepCounter``, ``RewardSum``, ``TensorDictPrimer``) see a request that holds ``"_reset"``
 alone, so each of their generic ``_reset`` methods reduces to one fresh tensor (the reset
 mask, zeros or the primer's constant); ``LEAN_RESETS`` writes that tensor directly. It
@@ -131,6 +133,14 @@ class NativeTransformedEnv(TransformedEnv):
             self.__dict__["_fused_cache"] = cached = (key, ok)
         return cached[1]
 
+    @property
+    def _done_complete(self) -> bool:
+        """Whether the base env writes every done entry at its spec's shape itself: then
+        TorchRL's ``_complete_done`` is a no-op (it fills missing done keys, reshapes odd ones)
+        and the lean step skips it. True for ``NativeEnvBase``'s own ``_step``/``_reset``."""
+        cls = type(self.base_env)
+        return cls._step is NativeEnvBase._step and cls._reset is NativeEnvBase._reset
+
     def step_and_maybe_reset(self, tensordict: TensorDictBase) -> tuple[TensorDictBase, TensorDictBase]:
         if not self.fused or tensordict.device != self.device or "_step" in tensordict.keys():
             return super().step_and_maybe_reset(tensordict)
@@ -141,7 +151,9 @@ class NativeTransformedEnv(TransformedEnv):
         next_td = base._step(tensordict)
         if preset is not None:
             next_td.update(preset.exclude(*next_td.keys(True, True)))
-        base._complete_done(base.full_done_spec, next_td)
+        done_complete = self._done_complete
+        if not done_complete:
+            base._complete_done(base.full_done_spec, next_td)
         next_td = transform._step(tensordict, next_td)
         tensordict.set("next", next_td)
         root = self._step_mdp(tensordict)
@@ -151,7 +163,8 @@ class NativeTransformedEnv(TransformedEnv):
             root.set("_reset", done.clone())
             request = transform._reset_env_preprocess(root.select(*self.reset_keys))
             reset = base._reset(request)
-            base._complete_done(base.full_done_spec, reset)
+            if not done_complete:
+                base._complete_done(base.full_done_spec, reset)
             reset = self._transforms_reset(request, reset)
             root = _merge_reset(reset, root, self.reset_keys)
         return tensordict, root

@@ -11,9 +11,11 @@ batched sample, so indices get different streams).
 from __future__ import annotations
 
 import torch
-from tensordict import TensorDict, TensorDictBase
+from tensordict import TensorDictBase
 from torchrl.data import Categorical, Composite, Unbounded
 from torchrl.envs import EnvBase
+
+from components.tensordict_speedups import tensordict_unchecked
 
 
 class NativeEnvBase(EnvBase):
@@ -58,7 +60,9 @@ class NativeEnvBase(EnvBase):
         raise NotImplementedError
 
     def _transition(self, state: dict, action: torch.Tensor):
-        """Returns (next_state, reward, terminated, truncated)."""
+        """Returns (next_state, reward, terminated, truncated), the last three shaped [n, 1]
+        (the done entries then match the spec as written, so TorchRL's ``_complete_done`` has
+        nothing to fill or reshape and the lean env step skips it)."""
         raise NotImplementedError
 
     # --- TorchRL plumbing ----------------------------------------------------
@@ -80,16 +84,17 @@ class NativeEnvBase(EnvBase):
         else:
             state = fresh
         false = torch.zeros((n, 1), dtype=torch.bool, device=self.device)
-        return TensorDict(
+        # built here, batch-shaped on self.device: no per-entry validation (a few us each, every step)
+        return tensordict_unchecked(
             {"observation": self._observe(state), **state, "done": false, "terminated": false.clone(), "truncated": false.clone()},
-            batch_size=self.batch_size,
-            device=self.device,
+            self.batch_size,
+            self.device,
         )
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         state = {k: tensordict.get(k) for k in self.state_keys}
         state, reward, terminated, truncated = self._transition(state, tensordict.get("action"))
-        return TensorDict(
+        return tensordict_unchecked(
             {
                 "observation": self._observe(state),
                 **state,
@@ -98,8 +103,8 @@ class NativeEnvBase(EnvBase):
                 "terminated": terminated,
                 "truncated": truncated,
             },
-            batch_size=self.batch_size,
-            device=self.device,
+            self.batch_size,
+            self.device,
         )
 
     def _set_seed(self, seed: int | None) -> None:

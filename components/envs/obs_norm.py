@@ -13,6 +13,7 @@ from tensordict import TensorDictBase
 from torchrl.envs.transforms import Transform
 
 from components.envs.pomdp_transforms import BLANK_KEY
+from components.tensordict_speedups import set_unchecked
 
 
 class RunningObsNorm(Transform):
@@ -61,7 +62,8 @@ class RunningObsNorm(Transform):
             self._update(obs, rows if valid is None else (valid if rows is None else valid & rows))
         inv_std = (self.var + self.eps).rsqrt_().to(device=obs.device, dtype=obs.dtype)
         normed = (obs - self.mean.to(device=obs.device, dtype=obs.dtype)).mul_(inv_std).clamp_(-self.clip, self.clip)
-        td.set(key, normed if valid is None else torch.where(valid, normed, torch.zeros_like(normed)))
+        # the observation's own shape and device: no validation needed (runs every env step)
+        set_unchecked(td, key, normed if valid is None else torch.where(valid, normed, torch.zeros_like(normed)))
         return td
 
     def _call(self, next_tensordict: TensorDictBase) -> TensorDictBase:

@@ -26,6 +26,8 @@ from tensordict.nn.probabilistic import InteractionType, interaction_type
 from torch import nn
 from torch.distributions import Categorical as CategoricalDist
 
+from components.tensordict_speedups import set_unchecked
+
 
 class FusedRolloutPolicy(TensorDictModuleBase):
     def __init__(self, agent, sequential: TensorDictSequential):
@@ -58,11 +60,12 @@ class FusedRolloutPolicy(TensorDictModuleBase):
         log_p = logits.log_softmax(-1)
         action = torch.multinomial(log_p.exp(), 1, True)
         batch = td.batch_size
-        td.set(self._embed_key, embed.reshape(*batch, -1))
-        td.set(self._logits_key, logits.reshape(*batch, -1))
-        td.set(self._action_key, action.reshape(batch))
-        td.set(self._log_prob_key, log_p.gather(-1, action).reshape(batch))
-        td.set(self._value_key, self._value(embed).reshape(*batch, 1))
+        # every value below is computed from td's own entries: batch-shaped, on td's device
+        set_unchecked(td, self._embed_key, embed.reshape(*batch, -1))
+        set_unchecked(td, self._logits_key, logits.reshape(*batch, -1))
+        set_unchecked(td, self._action_key, action.reshape(batch))
+        set_unchecked(td, self._log_prob_key, log_p.gather(-1, action).reshape(batch))
+        set_unchecked(td, self._value_key, self._value(embed).reshape(*batch, 1))
         return td
 
     def _recurrent_step(self, td: TensorDictBase, x: torch.Tensor, n: int) -> torch.Tensor:
@@ -81,7 +84,7 @@ class FusedRolloutPolicy(TensorDictModuleBase):
             h = torch.gru_cell(x, hidden[0], *weights)
             new = (h,)
         for key, value, like in zip(self._next_state_keys, new, states):
-            td.set(key, value.reshape(like.shape))
+            set_unchecked(td, key, value.reshape(like.shape))
         return h
 
 
