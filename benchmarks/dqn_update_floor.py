@@ -9,7 +9,10 @@ update per env step) it times, in one process:
     and the same gradient step in bare PyTorch with no library code (autograd, per-tensor Adam,
     as SB3 runs it);
   * a whole ``DqnTrainer`` env step with 1 and with 8 envs (act, env step, store, update,
-    bookkeeping), per env step.
+    bookkeeping), per env step;
+  * with 1 env, the parts of that step alone: acting (``agent.explore``), the env's
+    ``step_and_maybe_reset`` (TorchRL ``TransformedEnv`` over the native CartPole) and storing
+    the transition (``agent.store``: ``TensorDictReplayBuffer.extend``).
 At one update per env step the update is a floor under the per-step time whatever the env
 count; what is above it is acting, the env and storing, which batching envs divides.
 Medians of --repeats timings.
@@ -77,7 +80,22 @@ def ours(num_envs: int, n: int, repeats: int) -> tuple[float, float, float]:
     autograd_s = timed(agent.update, n, repeats)
     agent.manual_backward = True
     per_env_step_s = timed(lambda: trainer.train(num_envs), max(n // num_envs, 1), repeats) / num_envs
-    return update_s, autograd_s, per_env_step_s
+    return update_s, autograd_s, per_env_step_s, step_parts(trainer, n, repeats)
+
+
+def step_parts(trainer, n: int, repeats: int) -> dict:
+    """Seconds per call of each part of one in-process trainer step, each timed alone."""
+    agent, env = trainer.agent, trainer.env
+    carried = trainer.td
+    stepped, _ = env.step_and_maybe_reset(agent.explore(carried.clone(), trainer.total_steps)[0])
+
+    def env_step() -> None:
+        nonlocal carried
+        carried.set("action", torch.randint(0, 2, env.batch_size))  # CartPole's two actions
+        _, carried = env.step_and_maybe_reset(carried)
+
+    return {"act": timed(lambda: agent.explore(trainer.td, trainer.total_steps), n, repeats),
+            "env_step": timed(env_step, n, repeats), "store": timed(lambda: agent.store(stepped), n, repeats)}
 
 
 def main() -> None:
@@ -88,12 +106,13 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     bare = bare_pytorch_update_s(args.n, args.repeats)
-    update_1, autograd_1, step_1 = ours(1, args.n, args.repeats)
-    _, _, step_8 = ours(8, args.n, args.repeats)
+    update_1, autograd_1, step_1, parts_1 = ours(1, args.n, args.repeats)
+    _, _, step_8, _ = ours(8, args.n, args.repeats)
     us = lambda s: round(s * 1e6, 1)
     result = {"threads": args.threads, "n": args.n, "repeats": args.repeats,
               "bare_pytorch_update_us": us(bare), "ours_update_us": us(update_1), "ours_update_autograd_us": us(autograd_1),
               "ours_env_step_us_1_env": us(step_1), "ours_env_step_us_8_envs": us(step_8),
+              "ours_1_env_parts_us (each alone)": {k: us(v) for k, v in parts_1.items()},
               "ours_env_steps_per_s_ceiling (1 / update)": round(1 / update_1)}
     print(result)
     print(save("dqn_update_floor", result))
