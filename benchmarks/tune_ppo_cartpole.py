@@ -4,6 +4,8 @@ CartPoleNoVel for a few candidate settings, on tuning seeds only (never the repo
     python benchmarks/tune_ppo_cartpole.py --candidates T0 T1 T2 T3 T4 T5 T6 T7 --seeds 10 11 12
     python benchmarks/tune_ppo_cartpole.py --candidates U1 U2 U3 U4 U6 U7 U8 --seeds 10 11 12
     python benchmarks/tune_ppo_cartpole.py --candidates T0 U3 T4 U1 V1 --seeds 13 14 15 16 17 18 19 20
+    python benchmarks/tune_ppo_cartpole.py --candidates W1 W2 W3 W4 W5 W6 W7 W8 --seeds 10 11 12
+    python benchmarks/tune_ppo_cartpole.py --candidates T4 W6 W2 W1 W9 --seeds 13 14 15 16 17 18 19 20
 
 Each run is the arm's exact call (``ppo_vs_sb3_contrib.ours``: 100k steps, greedy evaluation of
 16 episodes every 5,120 steps, training seconds without the evaluations). Three seeds are too
@@ -38,6 +40,15 @@ CANDIDATES = {
     "U7": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--gae-lambda", "0.9"],
     "U8": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--n-epochs", "3"],
     "V1": ["--num-envs", "64", "--envs-per-minibatch", "16", "--learning-rate", "0.004"],
+    # second round: T4 with one more knob changed
+    "W1": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--gae-lambda", "0.98"],
+    "W2": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--clip-range", "0.3"],
+    "W3": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--max-grad-norm", "1.0"],
+    "W4": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--hidden-size", "32"],
+    "W5": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--hidden-size", "128"],
+    "W6": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--vf-coef", "1.0"],
+    "W7": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--gamma", "0.995"],
+    "W8": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--rollout-len", "32", "--num-envs", "64", "--envs-per-minibatch", "16"],    "W9": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--vf-coef", "1.0", "--clip-range", "0.3"],
 }
 
 
