@@ -21,35 +21,41 @@ import tempfile
 from pathlib import Path
 
 from bench_common import median, save
-from ppo_vs_sb3_contrib import ours
+from ppo_vs_sb3_contrib import TUNED, ours
+
+R1 = ["--num-envs", "128", "--envs-per-minibatch", "32"]  # the first tuned shape: 128 envs x 16, 512-step minibatches
+T4 = [*R1, "--learning-rate", "0.005"]  # the first round's winner, the base of the second round
 
 CANDIDATES = {
-    "T0": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.003"],
+    "T0": [*R1, "--learning-rate", "0.003"],
     "T1": ["--num-envs", "128", "--envs-per-minibatch", "64", "--learning-rate", "0.003"],
     "T2": ["--num-envs", "128", "--envs-per-minibatch", "64", "--learning-rate", "0.003", "--n-epochs", "2"],
     "T3": ["--num-envs", "256", "--envs-per-minibatch", "64", "--learning-rate", "0.003"],
-    "T4": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005"],
+    "T4": T4,
     "T5": ["--num-envs", "256", "--envs-per-minibatch", "128", "--learning-rate", "0.005", "--n-epochs", "2"],
-    "T6": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.003", "--n-epochs", "2"],
+    "T6": [*R1, "--learning-rate", "0.003", "--n-epochs", "2"],
     "T7": ["--num-envs", "256", "--envs-per-minibatch", "64", "--learning-rate", "0.003", "--rollout-len", "8"],
-    "U1": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--lr-schedule", "constant"],
+    "U1": [*T4, "--lr-schedule", "constant"],
     "U2": ["--num-envs", "128", "--envs-per-minibatch", "16", "--learning-rate", "0.003"],
     "U3": ["--num-envs", "64", "--envs-per-minibatch", "16", "--learning-rate", "0.003"],
-    "U4": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.007"],
-    "U6": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--ent-coef", "0"],
-    "U7": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--gae-lambda", "0.9"],
-    "U8": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--n-epochs", "3"],
+    "U4": [*R1, "--learning-rate", "0.007"],
+    "U6": [*T4, "--ent-coef", "0"],
+    "U7": [*T4, "--gae-lambda", "0.9"],
+    "U8": [*T4, "--n-epochs", "3"],
     "V1": ["--num-envs", "64", "--envs-per-minibatch", "16", "--learning-rate", "0.004"],
     # second round: T4 with one more knob changed
-    "W1": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--gae-lambda", "0.98"],
-    "W2": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--clip-range", "0.3"],
-    "W3": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--max-grad-norm", "1.0"],
-    "W4": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--hidden-size", "32"],
-    "W5": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--hidden-size", "128"],
-    "W6": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--vf-coef", "1.0"],
-    "W7": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--gamma", "0.995"],
-    "W8": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--rollout-len", "32", "--num-envs", "64", "--envs-per-minibatch", "16"],    "W9": ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "0.005", "--vf-coef", "1.0", "--clip-range", "0.3"],
+    "W1": [*T4, "--gae-lambda", "0.98"],
+    "W2": [*T4, "--clip-range", "0.3"],
+    "W3": [*T4, "--max-grad-norm", "1.0"],
+    "W4": [*T4, "--hidden-size", "32"],
+    "W5": [*T4, "--hidden-size", "128"],
+    "W6": [*T4, "--vf-coef", "1.0"],
+    "W7": [*T4, "--gamma", "0.995"],
+    # 64 envs x 32 steps (the later flags override T4's; its JSON row lists both, as run)
+    "W8": [*T4, "--rollout-len", "32", "--num-envs", "64", "--envs-per-minibatch", "16"],
+    "W9": [*T4, "--vf-coef", "1.0", "--clip-range", "0.3"],
 }
+assert CANDIDATES["W6"] == TUNED, "ppo_vs_sb3_contrib's tuned arm is this script's winner, W6"
 
 
 def main() -> None:

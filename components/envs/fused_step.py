@@ -130,16 +130,13 @@ class NativeTransformedEnv(TransformedEnv):
         cached = self.__dict__.get("_fused_cache")
         if cached is None or cached[0] != key:  # the chain changed (a transform appended): check again
             ok = isinstance(self.base_env, NativeEnvBase) and not self.run_type_checks and all(_fusable(t) for t in transforms)
-            self.__dict__["_fused_cache"] = cached = (key, ok)
+            # whether the base env writes every done entry at its spec's shape itself: then TorchRL's
+            # _complete_done is a no-op (it fills missing done keys, reshapes odd ones) and the lean
+            # step skips it. True for NativeEnvBase's own _step/_reset.
+            cls = type(self.base_env)
+            done_complete = cls._step is NativeEnvBase._step and cls._reset is NativeEnvBase._reset
+            self.__dict__["_fused_cache"] = cached = (key, ok, done_complete)
         return cached[1]
-
-    @property
-    def _done_complete(self) -> bool:
-        """Whether the base env writes every done entry at its spec's shape itself: then
-        TorchRL's ``_complete_done`` is a no-op (it fills missing done keys, reshapes odd ones)
-        and the lean step skips it. True for ``NativeEnvBase``'s own ``_step``/``_reset``."""
-        cls = type(self.base_env)
-        return cls._step is NativeEnvBase._step and cls._reset is NativeEnvBase._reset
 
     def step_and_maybe_reset(self, tensordict: TensorDictBase) -> tuple[TensorDictBase, TensorDictBase]:
         if not self.fused or tensordict.device != self.device or "_step" in tensordict.keys():
@@ -151,7 +148,7 @@ class NativeTransformedEnv(TransformedEnv):
         next_td = base._step(tensordict)
         if preset is not None:
             next_td.update(preset.exclude(*next_td.keys(True, True)))
-        done_complete = self._done_complete
+        done_complete = self.__dict__["_fused_cache"][2]  # filled by the ``fused`` check above
         if not done_complete:
             base._complete_done(base.full_done_spec, next_td)
         next_td = transform._step(tensordict, next_td)
