@@ -82,8 +82,11 @@ class RecurrentMinibatchSampler:
         n = seqs.batch_size[0]
         per_mb = self.envs_per_minibatch * (n // self.num_envs)
         order = torch.randperm(n, generator=self.generator).to(batch.device)
+        # one gather per entry for the whole epoch; the minibatches are then views of it
+        # (the same minibatches as indexing with each slice of ``order``, a quarter of the calls)
+        shuffled = seqs[order]
         for start in range(0, n, per_mb):
-            yield seqs[order[start : start + per_mb]]
+            yield shuffled[start : start + per_mb]
 
     def state_dict(self) -> dict:
         return {"generator": self.generator.get_state()}

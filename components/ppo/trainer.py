@@ -31,6 +31,8 @@ class NonFiniteLossError(RuntimeError):
 
 
 MAX_NONFINITE_IN_A_ROW = 3
+#: the per-step statistics ``train_step`` averages, in the order it stacks them
+STAT_NAMES = ("policy_loss", "value_loss", "entropy", "total_loss", "clip_fraction", "approx_kl", "grad_norm")
 
 
 @dataclass
@@ -124,24 +126,28 @@ class RecurrentPPOTrainer:
         lr = self.scheduled_learning_rate()
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        sums = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "total_loss": 0.0, "clip_fraction": 0.0, "approx_kl": 0.0, "grad_norm": 0.0}
+        # per-step statistics summed on the loss's device, read back once per update
+        # (a float() per entry and minibatch is a device sync each on a GPU)
+        sums = torch.zeros(len(STAT_NAMES), dtype=torch.float64, device=self.flat_params.device)
         steps = skipped = epochs_completed = 0
         kl_stopped = False
         for _epoch in range(cfg.n_epochs):
             for minibatch in self.sampler.epoch(batch):
                 out = self.loss(minibatch)
                 total = out["loss_objective"] + out["loss_critic"] + out["loss_entropy"]
-                kl = float(out["kl_approx"])
+                kl = float(out["kl_approx"]) if cfg.target_kl is not None else 0.0
                 if cfg.kl_stop == "update" and self._kl_trips(kl):
                     # SB3/CleanRL meaning: this minibatch is not applied, all epochs stop
                     kl_stopped = True
                     break
                 self.flat_params.grad.zero_()  # never set_to_none: the parameters' grads are views of it
                 grad_norm = torch.tensor(float("nan"))
-                if torch.isfinite(total):
+                finite = bool(torch.isfinite(total))
+                if finite:
                     total.backward()
                     grad_norm = clip_flat_grad_norm_(self.flat_params, cfg.max_grad_norm)
-                if not (torch.isfinite(total) and torch.isfinite(grad_norm)):
+                    finite = bool(torch.isfinite(grad_norm))
+                if not finite:
                     self.flat_params.grad.zero_()
                     skipped += 1
                     self.nonfinite_in_a_row += 1
@@ -154,16 +160,10 @@ class RecurrentPPOTrainer:
                 self.nonfinite_in_a_row = 0
                 self.optimizer.step()
                 steps += 1
-                for key, value in (
-                    ("policy_loss", out["loss_objective"]),
-                    ("value_loss", out["loss_critic"] / cfg.vf_coef if cfg.vf_coef > 0 else out["loss_critic"]),
-                    ("entropy", out["entropy"]),
-                    ("total_loss", total),
-                    ("clip_fraction", out["clip_fraction"]),
-                    ("approx_kl", out["kl_approx"]),
-                    ("grad_norm", grad_norm),
-                ):
-                    sums[key] += float(value.detach()) if isinstance(value, torch.Tensor) else float(value)
+                value_loss = out["loss_critic"] / cfg.vf_coef if cfg.vf_coef > 0 else out["loss_critic"]
+                sums += torch.stack([
+                    out["loss_objective"], value_loss, out["entropy"], total, out["clip_fraction"], out["kl_approx"], grad_norm,
+                ]).detach().to(sums.dtype)
                 if cfg.kl_stop == "epoch" and self._kl_trips(kl):
                     # reference meaning: the step is applied, the rest of this epoch is skipped
                     kl_stopped = True
@@ -174,7 +174,7 @@ class RecurrentPPOTrainer:
         self.updates_done += 1
         denom = max(steps, 1)
         stats = TrainingStats(
-            **{k: v / denom for k, v in sums.items()},
+            **{k: v / denom for k, v in zip(STAT_NAMES, sums.tolist())},
             explained_variance=explained_variance(batch.get(keys.value), batch.get(keys.value_target)),
             learning_rate=lr,
             epochs_completed=epochs_completed,
