@@ -57,9 +57,11 @@ def main() -> None:
         trainer.optimizer.step()
 
     phases = {
-        "sampler minibatch": median_us(lambda: next(trainer.sampler.epoch(batch)), args.repeats, warmup=5),
+        # the sampler gathers once per epoch and slices: its cost per minibatch is an epoch's share
+        "sampler, per minibatch": median_us(lambda: list(trainer.sampler.epoch(batch)), args.repeats, warmup=5)
+        / trainer.sampler.num_minibatches(),
         "actor recurrent forward": median_us(actor_forward, args.repeats, warmup=5),
-        "loss forward (ClipPPOLoss)": median_us(loss_forward, args.repeats, warmup=5),
+        "loss forward (RecurrentPPOLoss)": median_us(loss_forward, args.repeats, warmup=5),
         "loss forward + backward": median_us(forward_backward, args.repeats, warmup=5),
         "clip + fused Adam step": median_us(clip_and_step, args.repeats, warmup=5),
         "whole minibatch step": median_us(full_step, args.repeats, warmup=5),
