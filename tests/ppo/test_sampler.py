@@ -48,6 +48,21 @@ def test_seeded_order_is_reproducible_and_reshuffled_each_epoch():
     assert orders(8) != a
 
 
+def test_minibatches_are_the_seeded_permutation_in_order():
+    """The epoch's single gather yields the same minibatches as indexing the rollout with each slice
+    of ``randperm`` from the seeded generator (the order checkpoints and earlier runs rely on)."""
+    sampler = RecurrentMinibatchSampler(N, T, envs_per_minibatch=4, seed=3)
+    generator = torch.Generator()
+    generator.manual_seed(3)
+    batch = _batch()
+    for _ in range(2):
+        order = torch.randperm(N, generator=generator)
+        mbs = list(sampler.epoch(batch))
+        assert [mb[OBS][:, 0, 0].long().tolist() for mb in mbs] == [order[:4].tolist(), order[4:].tolist()]
+        for mb, rows in zip(mbs, (order[:4], order[4:])):
+            assert torch.equal(mb[HIDDEN_H], batch[HIDDEN_H][rows])
+
+
 def test_chunks_start_from_their_stored_state():
     sampler = RecurrentMinibatchSampler(N, T, envs_per_minibatch=2, chunk_len=4, seed=0)
     mbs = list(sampler.epoch(_batch()))
