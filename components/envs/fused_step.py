@@ -27,6 +27,8 @@ test's reference, or a check when in doubt).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 from tensordict import TensorDictBase
 from torchrl.envs import Compose, InitTracker, RewardSum, StepCounter, TensorDictPrimer, TransformedEnv
@@ -116,6 +118,17 @@ def _merge_reset(reset: TensorDictBase, root: TensorDictBase, reset_keys: list) 
     return root
 
 
+class _FusedCheck(NamedTuple):
+    """What ``NativeTransformedEnv.fused`` found for one transform chain (``chain``: the transforms' ids)."""
+
+    chain: tuple
+    ok: bool  # the lean step applies
+    # the base env writes every done entry at its spec's shape itself: then TorchRL's
+    # _complete_done is a no-op (it fills missing done keys, reshapes odd ones) and the lean
+    # step skips it. True for NativeEnvBase's own _step/_reset.
+    done_complete: bool
+
+
 class NativeTransformedEnv(TransformedEnv):
     """``TransformedEnv`` over a ``NativeEnvBase``; ``fused`` says whether the lean path is on."""
 
@@ -128,15 +141,12 @@ class NativeTransformedEnv(TransformedEnv):
         transforms = tuple(self.transform) if isinstance(self.transform, Compose) else (self.transform,)
         key = tuple(id(t) for t in transforms)
         cached = self.__dict__.get("_fused_cache")
-        if cached is None or cached[0] != key:  # the chain changed (a transform appended): check again
+        if cached is None or cached.chain != key:  # the chain changed (a transform appended): check again
             ok = isinstance(self.base_env, NativeEnvBase) and not self.run_type_checks and all(_fusable(t) for t in transforms)
-            # whether the base env writes every done entry at its spec's shape itself: then TorchRL's
-            # _complete_done is a no-op (it fills missing done keys, reshapes odd ones) and the lean
-            # step skips it. True for NativeEnvBase's own _step/_reset.
             cls = type(self.base_env)
             done_complete = cls._step is NativeEnvBase._step and cls._reset is NativeEnvBase._reset
-            self.__dict__["_fused_cache"] = cached = (key, ok, done_complete)
-        return cached[1]
+            self.__dict__["_fused_cache"] = cached = _FusedCheck(key, ok, done_complete)
+        return cached.ok
 
     def step_and_maybe_reset(self, tensordict: TensorDictBase) -> tuple[TensorDictBase, TensorDictBase]:
         if not self.fused or tensordict.device != self.device or "_step" in tensordict.keys():
@@ -148,7 +158,7 @@ class NativeTransformedEnv(TransformedEnv):
         next_td = base._step(tensordict)
         if preset is not None:
             next_td.update(preset.exclude(*next_td.keys(True, True)))
-        done_complete = self.__dict__["_fused_cache"][2]  # filled by the ``fused`` check above
+        done_complete = self.__dict__["_fused_cache"].done_complete  # filled by the ``fused`` check above
         if not done_complete:
             base._complete_done(base.full_done_spec, next_td)
         next_td = transform._step(tensordict, next_td)

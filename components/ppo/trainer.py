@@ -141,12 +141,13 @@ class RecurrentPPOTrainer:
                     kl_stopped = True
                     break
                 self.flat_params.grad.zero_()  # never set_to_none: the parameters' grads are views of it
-                grad_norm = torch.tensor(float("nan"))
                 finite = bool(torch.isfinite(total))
                 if finite:
                     total.backward()
                     grad_norm = clip_flat_grad_norm_(self.flat_params, cfg.max_grad_norm)
                     finite = bool(torch.isfinite(grad_norm))
+                else:
+                    grad_norm = total.new_tensor(float("nan"))  # no backward: no norm
                 if not finite:
                     self.flat_params.grad.zero_()
                     skipped += 1

@@ -46,3 +46,19 @@ def test_wrapped_memory_env_feeds_the_cnn_and_has_three_actions():
     assert env.action_spec.space.n == 3
     td = env.rollout(10, break_when_any_done=False)
     assert td["observation"].shape == (2, 10, 4 + 7 * 7 * 20)
+
+
+def test_memory_s7_cue_is_behind_the_start_view_except_at_x1_and_in_view_after_one_left_turn():
+    """The README's account of MemoryS7's exploration problem, checked on minigrid's own visibility."""
+    env = gym.make("MiniGrid-MemoryS7-v0")
+    starts = set()
+    for seed in range(16):
+        env.reset(seed=seed)
+        u = env.unwrapped
+        cue = (1, u.height // 2 - 1)  # where MemoryEnv puts the start-room object
+        x = int(u.agent_pos[0])
+        starts.add(x)
+        assert u.agent_sees(*cue) == (x == 1)
+        env.step(u.actions.left)  # now facing north
+        assert u.agent_sees(*cue)
+    assert starts == {1, 2, 3, 4}
