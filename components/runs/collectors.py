@@ -3,7 +3,8 @@
 All three are TorchRL's own collectors; what is ours is the wiring that keeps the
 ``[num_envs, T]`` trajectory layout and the checkpoint contents the same whichever runs:
 
-* ``workers == 1``, backend ``local``: ``Collector`` over the run's env, in this process.
+* ``workers == 1``, backend ``local``: ``Collector`` over the run's env, in this process
+  (``LeanCollector``: the same batches from a shorter loop).
   Its carried tensordict is what a checkpoint stores for bit-exact resume.
 * ``workers > 1``, backend ``local``: ``MultiSyncCollector``, one process per worker,
   each stepping its own ``num_envs / workers`` envs built by ``WorkerEnv``; the workers'
@@ -37,6 +38,7 @@ from torchrl.envs import EnvBase, ExplorationType, Transform, TransformedEnv
 
 from components.config_validation import UserError
 from components.runs.interrupts import leave_interrupts_to_the_main_process
+from components.runs.lean_collector import LeanCollector
 
 BACKENDS = ("local", "ray")
 WORKER_SEED_STRIDE = 100_003  # worker i seeds its envs with seed + i * stride: disjoint streams
@@ -120,7 +122,7 @@ def make_collector(
     if backend == "local" and workers == 1:
         # no ("collector", "traj_ids"): PPO reads episodes from is_init and the done flags, and
         # keeping the ids costs ~15% of a collection step at 64 envs (benchmarks/profile_collect.py)
-        return Collector(env, policy, frames_per_batch=frames_per_batch, total_frames=-1, device=device, track_traj_ids=False)
+        return LeanCollector(env, policy, frames_per_batch=frames_per_batch, total_frames=-1, device=device, track_traj_ids=False)
     check_workers(workers, worker_env.num_envs, backend)
     per_worker = worker_env.split(workers, device)
     if backend == "local":

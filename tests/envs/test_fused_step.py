@@ -20,6 +20,7 @@ def _collect(env_id: str, model: str, fused: bool, pipeline_collector: bool = Fa
     agent = make_actor_critic(model, obs_dim_of(env), env.action_spec, 16)
     env = agent.prime(env)
     assert isinstance(env, NativeTransformedEnv) and env.fused
+    assert env.__dict__["_fused_cache"].plain_request  # the reset request is built directly on the lean path
     env.lean_step = fused  # False: the reference, TorchRL's own step_and_maybe_reset on the same env class
     torch.manual_seed(1)  # the policy samples its actions from the global generator
     if pipeline_collector:
@@ -52,19 +53,27 @@ def _assert_same(a, b, where: str) -> None:
 def test_fused_step_gives_torchrl_s_batches_carrier_and_transform_state(env_id, model, env_kwargs, monkeypatch):
     used = {}
 
-    def counting(kind, kernel):
-        def run(*args):
-            used[kind] = used.get(kind, 0) + 1
-            kernel(*args)
-        return run
+    def counting(kind, build):
+        def counted(name, kernel):
+            if kernel is None:
+                return None
 
-    for kind, kernel in dict(fused_step.LEAN_RESETS).items():
-        monkeypatch.setitem(fused_step.LEAN_RESETS, kind, counting(kind.__name__, kernel))
+            def run(*args):
+                used[name] = used.get(name, 0) + 1
+                kernel(*args)
+            return run
+
+        def built(*args):
+            step, reset = build(*args)
+            return counted(f"{kind}.step", step), counted(f"{kind}.reset", reset)
+        return built
+
+    for kind, build in dict(fused_step.LEAN_KERNELS).items():
+        monkeypatch.setitem(fused_step.LEAN_KERNELS, kind, counting(kind.__name__, build))
     fused, fused_carrier, fused_state = _collect(env_id, model, True, **env_kwargs)
-    # the comparison below is about the lean reset kernels only if they ran in place of TorchRL's
-    assert {"InitTracker", "StepCounter", "RewardSum"} <= used.keys(), used
-    if model != "mlp":
-        assert "TensorDictPrimer" in used, used
+    # the comparison below is about the lean kernels only if they ran in place of TorchRL's
+    kinds = ["InitTracker", "StepCounter", "RewardSum"] + (["TensorDictPrimer"] if model != "mlp" else [])
+    assert {f"{k}.{m}" for k in kinds for m in ("step", "reset")} <= used.keys(), used
     ref, ref_carrier, ref_state = _collect(env_id, model, False, **env_kwargs)
     resets = sum(int(b["next", "done"].sum()) for b in ref)
     assert resets >= 5, f"only {resets} episode ends: the partial-reset path was barely exercised"
