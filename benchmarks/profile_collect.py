@@ -5,14 +5,15 @@
 Per batched env step (median over rounds of 16 steps, microseconds; all paths timed in one
 round-robin loop, so the machine's drift hits them alike): the whole
 ``Collector`` step with the LSTM rollout policy (built by ``make_collector`` with the fused
-policy step, as the pipeline builds it, and TorchRL's default ``Collector`` with the sequential
+policy step and ``LeanCollector``'s loop, as the pipeline builds it, and TorchRL's default ``Collector`` with the sequential
 TorchRL-module policy for comparison) and the native env alone
 (``step_and_maybe_reset`` with random actions, through the pipeline's transforms), each with
 the native envs' lean ``step_and_maybe_reset`` and with TorchRL's own;
 the rollout policy alone on a carried
 tensordict, fused (ppo/rollout_policy.py) and sequential; and the floor: the bare tensor-native CartPole transition plus one LSTM
 cell step (``lstm_cell``), heads and a multinomial draw on plain tensors. Then where the env step goes: the native transition
-(``_step``), the partial reset (``_reset``), each transform's ``_step`` and ``_reset``, and the
+(``_step``), the partial reset (``_reset``), each transform's ``_step`` and ``_reset`` (or the
+lean step's kernel standing in for it), and the
 rest (TorchRL's ``EnvBase`` plumbing: checks, ``step_mdp``, the reset merge), per env step.
 JSON in benchmarks/results/profile_collect.json.
 """
@@ -38,27 +39,39 @@ FLOOR = "floor: bare transition + LSTM cell + heads"
 
 def env_step_parts(env, step, steps: int) -> dict:
     """Mean microseconds per env step of each part of ``step()``: every method timed is wrapped
-    on its instance for the measurement and unwrapped after; "TorchRL plumbing" is the rest."""
+    on its instance for the measurement and unwrapped after (the lean step's kernels for the
+    bookkeeping transforms, ``envs/fused_step.py``, are wrapped in its cached plan); "TorchRL
+    plumbing" is the rest."""
     parts: dict = defaultdict(float)
     wrapped = []
 
-    def wrap(obj, name: str, label: str) -> None:
-        inner = getattr(obj, name)
-
+    def timing(label: str, inner):
         def timed(*args, **kwargs):
             t0 = time.perf_counter()
             out = inner(*args, **kwargs)
             parts[label] += time.perf_counter() - t0
             return out
 
-        setattr(obj, name, timed)
+        return timed
+
+    def wrap(obj, name: str, label: str) -> None:
+        setattr(obj, name, timing(label, getattr(obj, name)))
         wrapped.append((obj, name))
 
     wrap(env.base_env, "_step", "native transition (_step)")
     wrap(env.base_env, "_reset", "native partial reset (_reset)")
-    for t in env.transform:
-        wrap(t, "_step", f"{type(t).__name__}._step")
-        wrap(t, "_reset", f"{type(t).__name__}._reset")
+    assert env.fused
+    plan = env.__dict__["_fused_cache"]
+    kernels = []
+    for t, step_kernel, reset_kernel in plan.kernels:
+        name = type(t).__name__
+        if step_kernel is None:
+            wrap(t, "_step", f"{name}._step")
+        if reset_kernel is None:
+            wrap(t, "_reset", f"{name}._reset")
+        kernels.append((t, step_kernel and timing(f"{name}, lean step kernel", step_kernel),
+                        reset_kernel and timing(f"{name}, lean reset kernel", reset_kernel)))
+    env.__dict__["_fused_cache"] = plan._replace(kernels=tuple(kernels))
     for _ in range(20):
         step()
     parts.clear()
@@ -68,6 +81,7 @@ def env_step_parts(env, step, steps: int) -> dict:
     total = time.perf_counter() - t0
     for obj, name in wrapped:
         delattr(obj, name)  # back to the class's method
+    env.__dict__["_fused_cache"] = plan
     rows = {k: v / steps * 1e6 for k, v in parts.items()}
     rows["TorchRL plumbing (the rest)"] = (total - sum(parts.values())) / steps * 1e6
     rows["env step, total"] = total / steps * 1e6
