@@ -136,3 +136,27 @@ def test_merge_reset_matches_torchrl_s_update_during_reset():
     got = fused_step._merge_reset(*pair(), ["_reset"])
     _assert_same(got, expected, "merge")
     assert (got["action"][mask.squeeze(-1)] == 0).all() and (got["action"][~mask.squeeze(-1)] == 5).all()
+
+
+def test_fill_missing_matches_tensordict_update_flat_and_nested():
+    """The lean copy of the policy's "next" entries gives what ``update(exclude(...))`` gives:
+    the env's own entries win, the missing ones come from the policy, nested ones included."""
+    from tensordict import TensorDict
+
+    n = 4
+
+    def pair(nested: bool):
+        g = torch.Generator().manual_seed(0)
+        env_out = TensorDict({"observation": torch.randn(n, 2, generator=g), "done": torch.zeros(n, 1, dtype=torch.bool)}, [n])
+        preset = TensorDict({"recurrent_state_h": torch.randn(n, 1, 3, generator=g), "observation": torch.ones(n, 2)}, [n])
+        if nested:
+            preset["agent"] = TensorDict({"h": torch.randn(n, 3, generator=g)}, [n])
+        return env_out, preset
+
+    for nested in (False, True):
+        expected, preset = pair(nested)
+        expected.update(preset.exclude(*expected.keys(True, True)))
+        got, preset = pair(nested)
+        fused_step._fill_missing(got, preset)
+        _assert_same(got, expected, f"nested={nested}")
+        assert not torch.equal(got["observation"], torch.ones(n, 2))  # the env's entry was kept
