@@ -1,16 +1,17 @@
 """``LeanCollector``: TorchRL's ``Collector`` with a shorter batch loop for the in-process run.
 
 Why custom: ``Collector.rollout`` serves every configuration (device casts, replay-buffer
-writes, random frames, trajectory ids, compiled policies, interruption) and checks each of them
-on every step; it then stacks the steps into its buffer and ``iterator`` clones that buffer
-before yielding it. For the pipeline's in-process collector none of those options is on, and at
-64 envs those checks cost ~40 us of a ~1.1 ms collection step (3%; ``benchmarks/profile_collect.py``). Where it applies (``lean_applies``) this subclass runs the
+writes, random frames, trajectory ids, compiled policies, interruption) and checks each of
+them on every step. For the pipeline's in-process collector none of those options is on, and
+at 64 envs the checks cost ~40 us of a ~1.1 ms collection step (3%;
+``benchmarks/profile_collect.py``). Where it applies (``lean_applies``) this subclass runs the
 same per-step calls in the same order (the policy on the carried tensordict, the env's
 ``step_and_maybe_reset``, the carrier swap) and stacks the steps into the collector's buffer
 as TorchRL does. Everything else is TorchRL's: construction, the iterator (and its clone of
-the batch), frame counting, the truncation of the last step, ``state_dict`` and ``shutdown``;
-any other configuration takes TorchRL's own ``rollout``. ``tests/envs/test_fused_step.py`` pins its
-batches and carried tensordict equal to TorchRL's ``Collector``'s.
+the batch), frame counting, the truncation of the last step, ``state_dict`` and
+``shutdown``; any other configuration takes TorchRL's own ``rollout``.
+``tests/scaleout/test_lean_collector.py`` pins its batches and carried tensordict equal to
+TorchRL's ``Collector``'s.
 """
 from __future__ import annotations
 
