@@ -128,6 +128,7 @@ def _primer_kernels(t: TensorDictPrimer, env, done_complete: bool):
 
     def reset(mask: torch.Tensor, out: TensorDictBase) -> None:
         for key, shape, value, dtype, device in fills:
+            # a checked write: the spec's device may differ from the env's, and ``set`` casts it
             out.set(key, torch.full(shape, value, device=device, dtype=dtype))
 
     return step, reset
