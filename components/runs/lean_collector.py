@@ -3,8 +3,7 @@
 Why custom: ``Collector.rollout`` serves every configuration (device casts, replay-buffer
 writes, random frames, trajectory ids, compiled policies, interruption) and checks each of
 them on every step. For the pipeline's in-process collector none of those options is on, and
-at 64 envs the checks cost ~40 us of a ~1.1 ms collection step (3%;
-``benchmarks/profile_collect.py``). Where it applies (``lean_applies``) this subclass runs the
+at 64 envs the checks cost a few percent of a collection step. Where it applies (``lean_applies``) this subclass runs the
 same per-step calls in the same order (the policy on the carried tensordict, the env's
 ``step_and_maybe_reset``, the carrier swap) and stacks the steps into the collector's buffer
 as TorchRL does. Everything else is TorchRL's: construction, the iterator (and its clone of
@@ -60,7 +59,7 @@ class LeanCollector(Collector):
                 steps.append(carrier)
                 carrier = following
         self._carrier = carrier
-        # into the collector's buffer, as TorchRL stacks (2.5x faster than a fresh stack here);
+        # into the collector's buffer, as TorchRL stacks (a fresh stack was slower in an ad-hoc check);
         # the iterator then clones it, so each batch the caller gets is its own memory
         final = self._final_rollout
         try:
