@@ -27,8 +27,9 @@ from components.dqn.config import DQNConfig, DqnConfig
 from components.dqn.epsilon_schedule import LinearEpsilon
 from components.dqn.trainer import DQNTrainer, DqnTrainer, StepMetrics
 from components.envs.cartpole import CartPoleEnv
-from components.envs.factory import make_env, parse_env_id
+from components.envs.factory import check_eval_env, make_env, parse_env_id
 from components.envs.lookup import find_transform, native_base, obs_dim_of
+from components.envs.minigrid_memory import MiniGridMemoryEnv
 from components.envs.obs_norm import RunningObsNorm
 from components.envs.pomdp_transforms import Flicker, MaskVelocity
 from components.envs.tmaze import TMazeEnv
@@ -76,7 +77,7 @@ __all__ = sorted(
         "TrainedPolicy", "TrainingRun", "WorkerEnv", "make_async_collector", "make_collector", "TrainingStats", "eval_request", "evaluate_checkpoint", "load_policy", "logger_for", "build_agent", "build_parser", "build_state", "check_compatible", "check_resume_config",
         "clip_flat_grad_norm_", "compute_gae", "config_from_args", "deferred_stop", "evaluate", "find_transform",
         "finished_episodes", "flatten_parameters", "fused_adam", "gae_from_values", "make_env",
-        "make_actor_critic", "make_gru_actor_critic", "make_lstm_actor_critic", "make_metrics_logger", "make_mlp_actor_critic", "native_base",
+        "MiniGridMemoryEnv", "check_eval_env", "make_actor_critic", "make_gru_actor_critic", "make_lstm_actor_critic", "make_metrics_logger", "make_mlp_actor_critic", "native_base",
         "next_state_values", "obs_dim_of", "parse_env_id", "plot_learning_curve", "preserved_rng",
         "resolve_device", "resolve_run_config", "restore_state", "run_greedy_episodes", "set_cpu_threads",
         "sync_obs_norm",

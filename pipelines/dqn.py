@@ -29,6 +29,7 @@ from components import (
     evaluate_checkpoint,
     logger_for,
     make_async_collector,
+    check_eval_env,
     make_env,
     obs_dim_of,
     plot_learning_curve,
@@ -52,8 +53,10 @@ def main(argv: list[str] | None = None) -> dict:
     # --- env, agent, trainer --------------------------------------------------------------
     env = make_env(cfg.env_id, cfg.num_envs, device, cfg.seed, normalize_obs=False, wrappers=cfg.env_wrappers, env_workers=cfg.env_workers)
     agent = DQNAgent(obs_dim_of(env), env.action_spec, cfg, device)
+    eval_env_factory = lambda n, seed: make_env(cfg.eval_env_id or cfg.env_id, n, device, seed, normalize_obs=False, wrappers=cfg.env_wrappers)
+    if cfg.eval_env_id:  # checked before the run directory exists
+        check_eval_env(env, eval_env_factory(1, cfg.seed), cfg.env_id, cfg.eval_env_id)
     run = run or TrainingRun.create(cfg.run_root, cfg.run_name, cfg.to_dict())
-    eval_env_factory = lambda n, seed: make_env(cfg.env_id, n, device, seed, normalize_obs=False, wrappers=cfg.env_wrappers)
     collector = None  # in process, the trainer steps env itself; otherwise TorchRL's MultiAsyncCollector
     if cfg.collector_workers > 1:
         worker_env = WorkerEnv(cfg.env_id, cfg.num_envs, cfg.seed, str(device), {"normalize_obs": False, "wrappers": cfg.env_wrappers})

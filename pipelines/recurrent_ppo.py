@@ -32,6 +32,7 @@ from components import (
     eval_request,
     evaluate_checkpoint,
     logger_for,
+    check_eval_env,
     make_env,
     make_collector,
     plot_learning_curve,
@@ -57,7 +58,8 @@ def main(argv: list[str] | None = None) -> dict:
     env = make_env(cfg.env_id, cfg.num_envs, device, cfg.seed, **env_kwargs, env_workers=cfg.env_workers)
     agent = build_agent(cfg, env, device)  # cfg.model trunk, with a CNN ahead of it for image observations
     env = agent.prime(env)  # the recurrent state, declared by the agent's trunk
-    eval_env = agent.prime(make_env(cfg.env_id, cfg.eval_episodes, device, cfg.seed + 1_000_003, **env_kwargs))
+    eval_env = agent.prime(make_env(cfg.eval_env_id or cfg.env_id, cfg.eval_episodes, device, cfg.seed + 1_000_003, **env_kwargs))
+    check_eval_env(env, eval_env, cfg.env_id, cfg.eval_env_id or cfg.env_id)  # e.g. native clone for training, the real env for evaluation
     trainer = RecurrentPPOTrainer(agent, cfg)
     scaler = ReturnScaler(cfg.num_envs, cfg.gamma) if cfg.reward_scaling else None
     collector = make_collector(

@@ -6,6 +6,8 @@ Ids:
     ``FlickeringCartPole-<p>``, ``TMaze`` or ``TMaze-<corridor>``;
   * ``gym:<id>`` forces the gymnasium backend (``gym:CartPoleNoVel`` applies the
     same POMDP transforms to gymnasium's CartPole-v1);
+  * ``native:<id>`` asks for the tensor-native version of a gymnasium env where there is
+    one: MiniGrid's Memory envs (``native:MiniGrid-MemoryS7-v0``, ``minigrid_memory.py``);
   * any other gymnasium id runs through TorchRL's ``GymWrapper`` (``gym_backend.py``):
     registered ids, ``module:id``, and POPGym / MiniGrid ids, whose suite is imported
     on demand.
@@ -31,7 +33,9 @@ from components.config_validation import UserError
 from components.envs.cartpole import CartPoleEnv
 from components.envs.encoders import EncodeObservation
 from components.envs.fused_step import NativeTransformedEnv
-from components.envs.gym_backend import make_gym_vector_env
+from components.envs.gym_backend import make_gym_vector_env, resolve_wrapper
+from components.envs.minigrid_memory import MEMORY_ID, MiniGridMemoryEnv
+from components.envs.minigrid_wrappers import NavigationActions
 from components.envs.obs_norm import RunningObsNorm
 from components.envs.pomdp_transforms import Flicker, MaskVelocity
 from components.envs.prev_action import PreviousActionReward
@@ -39,6 +43,7 @@ from components.envs.tmaze import TMazeEnv
 from components.keys import OBS
 
 BUILTIN_IDS = ("CartPole-v1", "CartPoleNoVel", "MaskedCartPole", "FlickeringCartPole[-p]", "TMaze[-corridor]")
+NATIVE_GYM_IDS = "native:MiniGrid-MemoryS<size>[Random]-v0"
 
 
 @dataclass(frozen=True)
@@ -46,7 +51,8 @@ class EnvSpec:
     """A parsed env id."""
 
     backend: str  # "native" or "gym"
-    base: str  # "CartPole", "TMaze" or a gymnasium id
+    base: str  # "CartPole", "TMaze", "MiniGridMemory" or a gymnasium id
+    gym_id: str = ""  # the gymnasium id a native env mirrors
     mask_velocity: bool = False
     flicker_p: float = 0.0
     corridor_length: int = 0
@@ -89,6 +95,16 @@ def parse_env_id(env_id: str) -> EnvSpec:
     name = env_id
     if name.startswith("gym:"):
         backend, name = "gym", name[4:]
+    elif name.startswith("native:"):
+        name = name[7:]
+        if MEMORY_ID.fullmatch(name):
+            _import_suite("minigrid", env_id)  # the tables are built by minigrid's own code
+            import gymnasium as gym
+
+            if name in gym.registry:
+                return EnvSpec("native", "MiniGridMemory", gym_id=name)
+        if not re.fullmatch(r"CartPole(-v1)?|CartPoleNoVel|MaskedCartPole|FlickeringCartPole(-[0-9.]+)?|TMaze(-[0-9]+)?", name):
+            raise UserError(f"env id {env_id!r}: no tensor-native version (accepted: {NATIVE_GYM_IDS}, or a built-in task {', '.join(BUILTIN_IDS)})")
     if name in ("CartPole-v1", "CartPole"):
         return EnvSpec(backend, "CartPole")
     if name in ("CartPoleNoVel", "MaskedCartPole"):
@@ -119,7 +135,7 @@ def parse_env_id(env_id: str) -> EnvSpec:
                 _import_suite(module, env_id)
     if name not in gym.registry:
         raise UserError(
-            f"unknown env id {env_id!r} (accepted: a built-in task {', '.join(BUILTIN_IDS)}; a registered gymnasium id; "
+            f"unknown env id {env_id!r} (accepted: a built-in task {', '.join(BUILTIN_IDS)}; {NATIVE_GYM_IDS}; a registered gymnasium id; "
             f"module:id for a suite that registers on import; suites imported on demand: {', '.join(sorted(set(SUITES.values())))})"
         )
     return EnvSpec("gym", name)
@@ -127,6 +143,8 @@ def parse_env_id(env_id: str) -> EnvSpec:
 
 def _base_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int, wrappers: list | None, env_workers: int = 1):
     """(env, observation keys, description of the observation space, episode step limit or None)."""
+    if spec.base == "MiniGridMemory":
+        return _native_memory_env(spec, num_envs, device, seed, wrappers, env_workers)
     if spec.backend == "native":
         if wrappers:
             raise UserError(f"env wrappers apply to gymnasium envs only (accepted here: gym:{spec.base}...)")
@@ -139,6 +157,22 @@ def _base_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int, wra
         return env, [OBS], f"Box({env.obs_dim},) float32", env.max_episode_steps
     gym_id = "CartPole-v1" if spec.base == "CartPole" else spec.base
     return make_gym_vector_env(gym_id, num_envs, device, seed, wrappers, env_workers)
+
+
+def _native_memory_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int, wrappers: list | None, env_workers: int):
+    """The tensor-native MiniGrid Memory env. Of the gymnasium wrappers it takes only
+    ``NavigationActions`` (as its three-action space): the others act on minigrid's Python env."""
+    wrappers = [resolve_wrapper(w) for w in (wrappers or [])]
+    other = [w for w in wrappers if w is not NavigationActions]
+    if other:
+        raise UserError(f"env wrappers {other} on {spec.gym_id!r} (accepted on the native backend: "
+                        f"components.envs.minigrid_wrappers:NavigationActions only; others need the gymnasium id)")
+    if env_workers > 1:
+        raise UserError(f"env_workers = {env_workers}: the tensor-native envs step all copies in one batched call (accepted: 1)")
+    env = MiniGridMemoryEnv(spec.gym_id, 3 if wrappers else 7, num_envs=num_envs, device=device, seed=seed)
+    v = env.observation_spec["image"].shape[-2]
+    described = f"Dict(direction: Discrete(4), image: Box({v}, {v}, 3) uint8) (tensor-native {spec.gym_id})"
+    return env, ["direction", "image"], described, env.max_episode_steps
 
 
 def check_action_spec_supported(env: EnvBase, env_id: str) -> None:
@@ -212,3 +246,18 @@ def make_env(
     env.append_transform(StepCounter())
     env.append_transform(RewardSum())
     return env
+
+
+def check_eval_env(train_env: EnvBase, eval_env: EnvBase, train_id: str, eval_id: str) -> None:
+    """An evaluation env of another id must take the same actions and give observations of the
+    same size as the training env, or the policy cannot run on it; checked before any work."""
+    def interface(env):
+        act = env.action_spec
+        return env.observation_spec[OBS].shape[-1], type(act).__name__, getattr(act.space, "n", None), tuple(act.shape[len(env.batch_size):])
+
+    if interface(train_env) != interface(eval_env):
+        (o1, a1, n1, s1), (o2, a2, n2, s2) = interface(train_env), interface(eval_env)
+        raise UserError(
+            f"eval_env_id {eval_id!r} does not match env_id {train_id!r}: observation size {o2} vs {o1}, "
+            f"actions {a2}(n={n2}, shape={s2}) vs {a1}(n={n1}, shape={s1}) (accepted: an env with the same observation and action specs)"
+        )

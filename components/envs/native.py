@@ -1,4 +1,4 @@
-"""Shared machinery of the tensor-native batched envs (CartPole, T-maze).
+"""Shared machinery of the tensor-native batched envs (CartPole, T-maze, MiniGrid Memory).
 
 A subclass declares its hidden state entries, a fresh-state sampler, an
 observation function and a transition; this base turns them into a TorchRL
@@ -31,7 +31,7 @@ class NativeEnvBase(EnvBase):
         state_spec = self._make_state_spec()
         self._state_keys = list(state_spec)
         self.observation_spec = Composite(
-            observation=Unbounded(shape=(*n, self.obs_dim), dtype=torch.float32, device=self.device),
+            **self._make_observation_spec(),
             **state_spec,
             shape=n,
             device=self.device,
@@ -47,6 +47,11 @@ class NativeEnvBase(EnvBase):
         )
 
     # --- to implement -------------------------------------------------------
+    def _make_observation_spec(self) -> dict:
+        """The observation entries; by default one flat float ``"observation"`` of ``obs_dim``.
+        An env with several entries overrides this and returns them as a dict from ``_observe``."""
+        return {"observation": Unbounded(shape=(*self.batch_size, self.obs_dim), dtype=torch.float32, device=self.device)}
+
     def _make_state_spec(self) -> dict:
         raise NotImplementedError
 
@@ -56,7 +61,7 @@ class NativeEnvBase(EnvBase):
     def _fresh_state(self, n: int) -> dict:
         raise NotImplementedError
 
-    def _observe(self, state: dict) -> torch.Tensor:
+    def _observe(self, state: dict) -> torch.Tensor | dict:
         raise NotImplementedError
 
     def _transition(self, state: dict, action: torch.Tensor):
@@ -66,6 +71,10 @@ class NativeEnvBase(EnvBase):
         raise NotImplementedError
 
     # --- TorchRL plumbing ----------------------------------------------------
+    def _observation(self, state: dict) -> dict:
+        obs = self._observe(state)
+        return obs if isinstance(obs, dict) else {"observation": obs}
+
     @property
     def state_keys(self) -> list[str]:
         # read on every step: take the names from the spec built once in __init__
@@ -86,7 +95,7 @@ class NativeEnvBase(EnvBase):
         false = torch.zeros((n, 1), dtype=torch.bool, device=self.device)
         # built here, batch-shaped on self.device: no per-entry validation (a few us each, every step)
         return tensordict_unchecked(
-            {"observation": self._observe(state), **state, "done": false, "terminated": false.clone(), "truncated": false.clone()},
+            {**self._observation(state), **state, "done": false, "terminated": false.clone(), "truncated": false.clone()},
             self.batch_size,
             self.device,
         )
@@ -96,7 +105,7 @@ class NativeEnvBase(EnvBase):
         state, reward, terminated, truncated = self._transition(state, tensordict.get("action"))
         return tensordict_unchecked(
             {
-                "observation": self._observe(state),
+                **self._observation(state),
                 **state,
                 "reward": reward,
                 "done": terminated | truncated,

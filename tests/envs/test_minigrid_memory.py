@@ -1,0 +1,105 @@
+"""The tensor-native MiniGrid Memory env against minigrid's own, step by step."""
+import numpy as np
+import pytest
+import torch
+
+from components.config_validation import UserError
+from components.envs.factory import check_eval_env, make_env, parse_env_id
+from components.envs.minigrid_memory import MiniGridMemoryEnv, memory_tables, state_of
+from components.keys import OBS
+
+minigrid = pytest.importorskip("minigrid")
+import gymnasium as gym  # noqa: E402
+
+ID = "MiniGrid-MemoryS7-v0"
+NAV = "components.envs.minigrid_wrappers:NavigationActions"
+
+
+def _lockstep(gym_id: str, episodes: int, num_actions: int, seed: int = 0) -> dict:
+    """Plays ``episodes`` episodes of a random, forward-biased policy on minigrid's env and on the
+    native one from the same start state; asserts every observation, reward and done flag equal.
+    Returns how the episodes ended, so the caller can check that each kind of end was covered."""
+    real = gym.make(gym_id)
+    native = MiniGridMemoryEnv(gym_id, num_actions, num_envs=1, seed=seed)
+    rng = np.random.default_rng(seed)
+    probs = np.full(num_actions, 0.4 / (num_actions - 1))
+    probs[2] = 0.6  # forward: reaches the hallway's end often enough to see both outcomes
+    ends = {"success": 0, "failure": 0, "truncated": 0}
+    for episode in range(episodes):
+        obs, _ = real.reset(seed=seed * 1000 + episode)
+        td = native.reset()
+        for k, v in state_of(real).items():
+            td[k] = torch.tensor([[v]])
+        first = native._observation({k: td[k] for k in native.state_keys})
+        assert torch.equal(first["image"][0], torch.from_numpy(obs["image"])) and int(first["direction"]) == obs["direction"]
+        while True:
+            a = int(rng.choice(num_actions, p=probs))
+            obs, reward, terminated, truncated, _ = real.step(a)
+            td["action"] = torch.tensor([a])
+            nxt = native.step(td)["next"]
+            assert torch.equal(nxt["image"][0], torch.from_numpy(obs["image"])), f"episode {episode}: views differ"
+            assert int(nxt["direction"]) == obs["direction"]
+            assert float(nxt["reward"]) == np.float32(reward)
+            assert bool(nxt["terminated"]) == terminated and bool(nxt["truncated"]) == truncated
+            if terminated or truncated:
+                ends["truncated" if not terminated else ("success" if reward > 0 else "failure")] += 1
+                break
+            td = nxt.clone()
+    return ends
+
+
+def test_native_memory_env_steps_as_minigrid_with_all_seven_actions():
+    ends = _lockstep(ID, episodes=40, num_actions=7)
+    assert all(ends.values()), ends  # success, failure and the step limit were each reached
+
+
+def test_native_memory_env_steps_as_minigrid_with_navigation_actions():
+    ends = _lockstep(ID, episodes=40, num_actions=3, seed=1)
+    assert all(ends.values()), ends
+
+
+def test_native_start_states_are_minigrids():
+    """Same start support as minigrid's reset (4 layouts x agent x in [1, hallway end], facing east),
+    each start drawn about as often."""
+    starts_real = set()
+    real = gym.make(ID)
+    for s in range(200):
+        real.reset(seed=s)
+        st = state_of(real)
+        starts_real.add((st["layout"], st["agent_cell"], st["agent_dir"]))
+    td = MiniGridMemoryEnv(ID, num_envs=4000, seed=0).reset()
+    native = list(zip(td["layout"].flatten().tolist(), td["agent_cell"].flatten().tolist(), td["agent_dir"].flatten().tolist()))
+    assert set(native) == starts_real and len(starts_real) == 4 * 4
+    counts = np.array([native.count(s) for s in sorted(starts_real)])
+    assert counts.min() > 0.7 * 4000 / 16 and counts.max() < 1.3 * 4000 / 16
+
+
+def test_random_length_tables_cover_every_hallway():
+    tables = memory_tables("MiniGrid-MemoryS13Random-v0")  # hallway ends 4..10
+    assert tables.hallway_ends == tuple(range(4, 11)) and len(tables.layout_keys) == 28
+    assert tables.layout_hallway.tolist() == [h for h in range(7) for _ in range(4)]
+    td = MiniGridMemoryEnv("MiniGrid-MemoryS13Random-v0", num_envs=2000, seed=0).reset()
+    x = td["agent_cell"] % tables.width
+    end = torch.tensor(tables.hallway_ends)[tables.layout_hallway[td["layout"]]]
+    assert bool(((x >= 1) & (x <= end)).all()) and set(td["layout"].flatten().tolist()) == set(range(28))
+
+
+def test_make_env_native_memory_encodes_as_the_gymnasium_env():
+    native = make_env(f"native:{ID}", 2, wrappers=[NAV])
+    real = make_env(ID, 2, wrappers=[NAV])
+    assert native.action_spec.space.n == real.action_spec.space.n == 3
+    assert native.observation_spec[OBS].shape == real.observation_spec[OBS].shape
+    check_eval_env(native, real, f"native:{ID}", ID)
+    assert "tensor-native" in native.observation_description
+    assert make_env(f"native:{ID}", 1).action_spec.space.n == 7
+
+
+def test_native_memory_refuses_what_it_cannot_mirror():
+    with pytest.raises(UserError, match="NavigationActions only"):
+        make_env(f"native:{ID}", 1, wrappers=["minigrid.wrappers:ImgObsWrapper"])
+    with pytest.raises(UserError, match="no tensor-native version"):
+        parse_env_id("native:MiniGrid-Empty-5x5-v0")
+    with pytest.raises(UserError, match="no tensor-native version"):
+        parse_env_id("native:MiniGrid-MemoryS9Random-v0")  # not one of minigrid's ids
+    with pytest.raises(UserError, match="does not match env_id"):
+        check_eval_env(make_env(f"native:{ID}", 1, wrappers=[NAV]), make_env(f"native:{ID}", 1), f"native:{ID}", "7 actions")
