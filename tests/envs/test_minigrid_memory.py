@@ -103,3 +103,30 @@ def test_native_memory_refuses_what_it_cannot_mirror():
         parse_env_id("native:MiniGrid-MemoryS9Random-v0")  # not one of minigrid's ids
     with pytest.raises(UserError, match="does not match env_id"):
         check_eval_env(make_env(f"native:{ID}", 1, wrappers=[NAV]), make_env(f"native:{ID}", 1), f"native:{ID}", "7 actions")
+
+
+def test_pipeline_trains_on_the_native_env_and_evaluates_on_minigrids(tmp_path, monkeypatch):
+    """``--eval-env-id``: the collector steps the native copies, the greedy evaluation minigrid's env."""
+    import json
+
+    from components.envs.lookup import native_base
+    from pipelines import recurrent_ppo
+
+    built = []
+    real_make_env = recurrent_ppo.make_env
+
+    def recording_make_env(env_id, num_envs, *args, **kwargs):
+        env = real_make_env(env_id, num_envs, *args, **kwargs)
+        built.append((env_id, num_envs, type(native_base(env)).__name__))
+        return env
+
+    monkeypatch.setattr(recurrent_ppo, "make_env", recording_make_env)
+    recurrent_ppo.main([
+        "--env", f"native:{ID}", "--eval-env-id", ID, "--env-wrappers", NAV, "--num-envs", "4", "--rollout-len", "16",
+        "--envs-per-minibatch", "2", "--hidden-size", "16", "--total-steps", "128", "--eval-every", "0",
+        "--eval-episodes", "2", "--plot", "false", "--run-root", str(tmp_path),
+    ])
+    assert built == [(f"native:{ID}", 4, "MiniGridMemoryEnv"), (ID, 2, "NoneType")]
+    episodes = [json.loads(x) for x in (tmp_path.glob("*/v1/*/eval_episodes.jsonl").__next__()).read_text().splitlines()]
+    assert len(episodes) == 2 and all(1 <= e["length"] <= 245 for e in episodes)
+    assert json.loads(next(tmp_path.glob("*/v1/*/config.json")).read_text())["eval_env_id"] == ID

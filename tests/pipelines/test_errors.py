@@ -37,6 +37,8 @@ def _user_error(capsys, main, argv) -> str:
         (recurrent_ppo.main, ["--env", "NoSuchEnv-v9"], r"unknown env id 'NoSuchEnv-v9' \(accepted: "),
         (recurrent_ppo.main, ["--env", "nosuchmodule:Foo-v0"], r"needs the Python package 'nosuchmodule'"),
         (recurrent_ppo.main, ["--device", "cuda:3"] if not torch.cuda.is_available() else ["--num-envs", "-1"], r"(CUDA is not available|'num_envs')"),
+        (recurrent_ppo.main, ["--eval-env-id", "TMaze"], r"eval_env_id 'TMaze' does not match env_id 'CartPoleNoVel': observation size 3 vs 2"),
+        (dqn.main, ["--eval-env-id", "TMaze"], r"eval_env_id 'TMaze' does not match env_id 'CartPole-v1': observation size 3 vs 4"),
         (dqn.main, ["--env", "Pendulum-v1"], r"DQN needs a discrete action space"),
         (dqn.main, ["--learning-rate", "inf"], r"'learning_rate' = inf"),
         (dqn.main, ["--resume", "/no/such/run"], r"--resume /no/such/run: no such file or directory"),
