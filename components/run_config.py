@@ -33,7 +33,7 @@ def crossed(steps_before: int, steps_after: int, every: int) -> bool:
 
 @dataclass
 class RunConfig:
-    env_id: str = knob("CartPole-v1", "gymnasium id, a built-in task (CartPoleNoVel, FlickeringCartPole[-p], TMaze[-N]) or gym:<id>")
+    env_id: str = knob("CartPole-v1", "gymnasium id, a built-in task (CartPoleNoVel, FlickeringCartPole[-p], TMaze[-N]), gym:<id>, or native:<id> (MiniGrid-MemoryS<size>[Random]-v0)")
     total_steps: int = knob(100_000, "training budget in env steps (all envs together)")
     num_envs: int = knob(1, "envs stepped together as one batch")
     env_workers: int = knob(1, "processes that step a gymnasium env's copies (TorchRL ParallelEnv; 1 = in process); must divide num_envs")
