@@ -150,14 +150,15 @@ class MiniGridMemoryEnv(NativeEnvBase):
         dev, g = self.device, self.rng
         hallway = torch.randint(0, len(self._hallway_ends), (n, 1), generator=g, device=dev)
         end = self._hallway_ends[hallway]
-        x = 1 + (torch.rand((n, 1), generator=g, device=dev) * end).long()
+        # a uniform integer in [0, end) per row (float rounding of u * end could reach end: clamped)
+        x = 1 + torch.minimum((torch.rand((n, 1), generator=g, device=dev) * end).long(), end - 1)
         layout = hallway * self._layouts_per_hallway + torch.randint(0, self._layouts_per_hallway, (n, 1), generator=g, device=dev)
         zeros = torch.zeros((n, 1), dtype=torch.int64, device=dev)
         return {"layout": layout, "agent_cell": x + self.width * (self.height // 2), "agent_dir": zeros, "elapsed": zeros.clone()}
 
     def _observe(self, state: dict) -> dict:
         row = (state["layout"] * self._cells + state["agent_cell"]) * 4 + state["agent_dir"]
-        return {"direction": state["agent_dir"].reshape(-1), "image": self._image[row.reshape(-1)]}
+        return {"direction": state["agent_dir"].reshape(-1).clone(), "image": self._image[row.reshape(-1)]}
 
     def _transition(self, state: dict, action: torch.Tensor):
         layout, cell, direction = state["layout"], state["agent_cell"], state["agent_dir"]
