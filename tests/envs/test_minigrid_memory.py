@@ -130,3 +130,22 @@ def test_pipeline_trains_on_the_native_env_and_evaluates_on_minigrids(tmp_path, 
     episodes = [json.loads(x) for x in (tmp_path.glob("*/v1/*/eval_episodes.jsonl").__next__()).read_text().splitlines()]
     assert len(episodes) == 2 and all(1 <= e["length"] <= 245 for e in episodes)
     assert json.loads(next(tmp_path.glob("*/v1/*/config.json")).read_text())["eval_env_id"] == ID
+
+
+def test_small_memory_envs_show_the_cue_and_both_ends_in_one_view():
+    """Why a memoryless policy can solve MemoryS7 (README): in S7 and S9, from the junction facing
+    back west, minigrid's view holds the cue and both end objects at once (through the gap in the
+    hallway's wall); from S11 on no single view does, so only there is memory required."""
+    KEY, BALL = 5, 6  # minigrid's object indices
+
+    def views_with_three_objects(gym_id):
+        t = memory_tables(gym_id)
+        kinds = t.image[..., 0]
+        shown = ((kinds == KEY) | (kinds == BALL)).flatten(-2).sum(-1)  # [layout, cell, dir]
+        return {(c % t.width, c // t.width, d) for _, c, d in (shown >= 3).nonzero().tolist()}, t
+
+    for gym_id in ("MiniGrid-MemoryS7-v0", "MiniGrid-MemoryS9-v0"):
+        views, t = views_with_three_objects(gym_id)
+        junction = (t.hallway_ends[0] + 1, t.height // 2, 2)  # facing west (direction 2)
+        assert junction in views, (gym_id, sorted(views))
+    assert not views_with_three_objects("MiniGrid-MemoryS11-v0")[0]
