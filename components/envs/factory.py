@@ -145,13 +145,14 @@ def parse_env_id(env_id: str) -> EnvSpec:
 
 def _base_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int, wrappers: list | None, env_workers: int = 1):
     """(env, observation keys, description of the observation space, episode step limit or None)."""
-    if spec.base == "MiniGridMemory":
-        return _native_memory_env(spec, num_envs, device, seed, wrappers, env_workers)
     if spec.backend == "native":
-        if wrappers:
+        memory = spec.base == "MiniGridMemory"
+        if wrappers and not memory:
             raise UserError(f"env wrappers apply to gymnasium envs only (accepted here: gym:{spec.base}...)")
         if env_workers > 1:
-            raise UserError(f"env_workers = {env_workers}: the tensor-native envs step all copies in one batched call (accepted: 1, or a gymnasium id such as gym:{spec.base})")
+            raise UserError(f"env_workers = {env_workers}: the tensor-native envs step all copies in one batched call (accepted: 1, or a gymnasium id such as {spec.gym_id or 'gym:' + spec.base})")
+        if memory:
+            return _native_memory_env(spec, num_envs, device, seed, wrappers)
         if spec.base == "CartPole":
             env = CartPoleEnv(num_envs=num_envs, device=device, seed=seed)
         else:
@@ -161,7 +162,7 @@ def _base_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int, wra
     return make_gym_vector_env(gym_id, num_envs, device, seed, wrappers, env_workers)
 
 
-def _native_memory_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int, wrappers: list | None, env_workers: int):
+def _native_memory_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int, wrappers: list | None):
     """The tensor-native MiniGrid Memory env. Of the gymnasium wrappers it takes only
     ``NavigationActions`` (as its three-action space): the others act on minigrid's Python env."""
     wrappers = [resolve_wrapper(w) for w in (wrappers or [])]
@@ -169,8 +170,6 @@ def _native_memory_env(spec: EnvSpec, num_envs: int, device: torch.device, seed:
     if other:
         raise UserError(f"env wrappers {other} on {spec.gym_id!r} (accepted on the native backend: "
                         f"components.envs.minigrid_wrappers:NavigationActions only; others need the gymnasium id)")
-    if env_workers > 1:
-        raise UserError(f"env_workers = {env_workers}: the tensor-native envs step all copies in one batched call (accepted: 1)")
     env = MiniGridMemoryEnv(spec.gym_id, 3 if wrappers else 7, num_envs=num_envs, device=device, seed=seed)
     v = env.observation_spec["image"].shape[-2]
     described = f"Dict(direction: Discrete(4), image: Box({v}, {v}, 3) uint8) (tensor-native {spec.gym_id})"
@@ -257,8 +256,8 @@ def check_eval_env(train_env: EnvBase, eval_env: EnvBase, train_id: str, eval_id
         act = env.action_spec
         return env.observation_spec[OBS].shape[-1], type(act).__name__, getattr(act.space, "n", None), tuple(act.shape[len(env.batch_size):])
 
-    if interface(train_env) != interface(eval_env):
-        (o1, a1, n1, s1), (o2, a2, n2, s2) = interface(train_env), interface(eval_env)
+    (o1, a1, n1, s1), (o2, a2, n2, s2) = interface(train_env), interface(eval_env)
+    if (o1, a1, n1, s1) != (o2, a2, n2, s2):
         raise UserError(
             f"eval_env_id {eval_id!r} does not match env_id {train_id!r}: observation size {o2} vs {o1}, "
             f"actions {a2}(n={n2}, shape={s2}) vs {a1}(n={n1}, shape={s1}) (accepted: an env with the same observation and action specs)"

@@ -28,6 +28,7 @@ from components.envs.native import NativeEnvBase
 MEMORY_ID = re.compile(r"MiniGrid-MemoryS(\d+)(Random)?-v0")
 NUM_ACTIONS = 7  # minigrid's; actions 3-6 change nothing in a Memory env but still take a step
 NONE, SUCCESS, FAILURE = 0, 1, 2  # outcome of a move
+LAYOUTS_PER_HALLWAY = 4  # the cue (key or ball) x which end object is on top
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class MemoryTables:
     max_steps: int
     hallway_ends: tuple[int, ...]  # the hallway lengths the env draws from (one unless "Random")
     layout_keys: tuple[tuple, ...]  # [L] ``_layout_key`` of each layout
-    layout_hallway: torch.Tensor  # [L] index into hallway_ends of each layout (4 layouts per hallway)
+    layout_hallway: torch.Tensor  # [L] index into hallway_ends of each layout (LAYOUTS_PER_HALLWAY each)
     image: torch.Tensor  # [L, cells, 4, view, view, 3] uint8: gen_obs()["image"]
     move: torch.Tensor  # [L, cells, 4, 7] int64: (next_cell * 4 + next_dir) * 3 + outcome
     reward: torch.Tensor  # [max_steps + 1] float32: minigrid's success reward after t steps
@@ -73,12 +74,12 @@ def memory_tables(gym_id: str) -> MemoryTables:
     for seed in range(100_000):
         env.reset(seed=seed)
         seeds.setdefault(_layout_key(env), seed)
-        if len(seeds) == 4 * len(hallway_ends):
+        if len(seeds) == LAYOUTS_PER_HALLWAY * len(hallway_ends):
             break
     else:
-        raise RuntimeError(f"{gym_id}: found {len(seeds)} of {4 * len(hallway_ends)} layouts")
-    # layout order: by hallway end (success_pos[0] - 1), then the rest of the key
-    order = sorted(seeds, key=lambda k: (k[0], k))
+        raise RuntimeError(f"{gym_id}: found {len(seeds)} of {LAYOUTS_PER_HALLWAY * len(hallway_ends)} layouts")
+    # layout order: by hallway end (the key starts with success_pos[0] = end + 1), then the rest of the key
+    order = sorted(seeds)
     cells, view = width * height, env.agent_view_size
     image = torch.zeros(len(order), cells, 4, view, view, 3, dtype=torch.uint8)
     move = torch.zeros(len(order), cells, 4, NUM_ACTIONS, dtype=torch.int64)
@@ -126,8 +127,6 @@ class MiniGridMemoryEnv(NativeEnvBase):
         self._reward = tables.reward.to(device)
         self._cells = tables.width * tables.height
         self._hallway_ends = torch.tensor(tables.hallway_ends, device=device)
-        self._layout_hallway = tables.layout_hallway.to(device)
-        self._layouts_per_hallway = int((tables.layout_hallway == 0).sum())
         super().__init__(num_envs=num_envs, device=device, seed=seed)
 
     def _make_observation_spec(self) -> dict:
@@ -152,7 +151,7 @@ class MiniGridMemoryEnv(NativeEnvBase):
         end = self._hallway_ends[hallway]
         # a uniform integer in [0, end) per row (float rounding of u * end could reach end: clamped)
         x = 1 + torch.minimum((torch.rand((n, 1), generator=g, device=dev) * end).long(), end - 1)
-        layout = hallway * self._layouts_per_hallway + torch.randint(0, self._layouts_per_hallway, (n, 1), generator=g, device=dev)
+        layout = hallway * LAYOUTS_PER_HALLWAY + torch.randint(0, LAYOUTS_PER_HALLWAY, (n, 1), generator=g, device=dev)
         zeros = torch.zeros((n, 1), dtype=torch.int64, device=dev)
         return {"layout": layout, "agent_cell": x + self.width * (self.height // 2), "agent_dir": zeros, "elapsed": zeros.clone()}
 
