@@ -57,7 +57,7 @@ def median_us(fn, repeats: int, warmup: int = 5) -> float:
 def ppo_default_setup():
     """The PPO pipeline's default pieces on its default env (LSTM, recurrent state primed):
     ``(cfg, env, agent)``, shared by the profiles that time one update or one collection step."""
-    from components import PPOConfig, make_actor_critic, make_env, obs_dim_of
+    from torchrl_memory import PPOConfig, make_actor_critic, make_env, obs_dim_of
 
     cfg = PPOConfig().validate()
     env = make_env(cfg.env_id, cfg.num_envs, seed=0)
@@ -70,7 +70,7 @@ def ppo_first_minibatch(cfg, env, agent):
     ``(batch, trainer, minibatch)``."""
     from torchrl.collectors import Collector
 
-    from components import RecurrentPPOTrainer, compute_gae
+    from torchrl_memory import RecurrentPPOTrainer, compute_gae
 
     collector = Collector(env, agent.rollout_policy, frames_per_batch=cfg.frames_per_batch, total_frames=-1)
     batch = next(iter(collector))

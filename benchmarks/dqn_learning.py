@@ -25,7 +25,7 @@ def main() -> None:
     ap.add_argument("--name", default=None)
     ap.add_argument("extra", nargs="*", help="extra pipeline arguments (after --)")
     args = ap.parse_args()
-    from pipelines import dqn
+    from torchrl_memory.pipelines import dqn
 
     rows = []
     with tempfile.TemporaryDirectory() as root:

@@ -68,7 +68,7 @@ def bare_pytorch_update_s(n: int, repeats: int) -> float:
 
 def ours(num_envs: int, n: int, repeats: int) -> tuple[float, float, float, dict]:
     """Seconds per update (hand-written backward, autograd), per env step, and the step's parts."""
-    from components import DqnAgent, DqnConfig, DqnTrainer, make_env, obs_dim_of
+    from torchrl_memory import DqnAgent, DqnConfig, DqnTrainer, make_env, obs_dim_of
 
     cfg = DqnConfig(batch_size=64, hidden_sizes=[64, 64], min_replay_size=1000, double_dqn=False, target_update_tau=None,
                     target_update_freq=500, learning_rate=3e-4, epsilon_end=0.05, num_envs=num_envs, seed=0).validate()

@@ -32,7 +32,7 @@ SHARED = ["--learning-rate", "0.0003", "--batch-size", "64", "--buffer-capacity"
 
 
 def ours(tmp: str, seed: int, steps: int, extra: list[str]) -> dict:
-    from pipelines import dqn
+    from torchrl_memory.pipelines import dqn
 
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
         out = dqn.main([*SHARED, *extra, "--total-steps", str(steps), "--seed", str(seed), "--eval-every", "0", "--plot", "false", "--run-root", tmp])

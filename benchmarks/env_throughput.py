@@ -52,9 +52,9 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--env", default="CartPole-v1", help="CartPole-v1 or a MiniGrid Memory id")
     args = ap.parse_args()
-    from components import CartPoleEnv, MiniGridMemoryEnv
-    from components.envs.factory import EnvSpec, _base_env
-    from components.envs.minigrid_wrappers import NavigationActions
+    from torchrl_memory import CartPoleEnv, MiniGridMemoryEnv
+    from torchrl_memory.envs.factory import EnvSpec, _base_env
+    from torchrl_memory.envs.minigrid_wrappers import NavigationActions
 
     memory = args.env.startswith("MiniGrid-Memory")
     if memory:

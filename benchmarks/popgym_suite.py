@@ -38,7 +38,7 @@ def main() -> None:
     ap.add_argument("--name", default=None)
     ap.add_argument("extra", nargs="*", help="extra pipeline arguments (after --)")
     args = ap.parse_args()
-    from pipelines import recurrent_ppo
+    from torchrl_memory.pipelines import recurrent_ppo
 
     rows = []
     name = args.name or f"popgym_suite_{args.steps}"

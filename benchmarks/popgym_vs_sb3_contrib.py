@@ -37,7 +37,7 @@ RECIPES = {
 
 
 def ours(env: str, model: str, seed: int, steps: int, root: str) -> dict:
-    from pipelines import recurrent_ppo
+    from torchrl_memory.pipelines import recurrent_ppo
 
     argv = ["--env", env, "--model", model, "--seed", str(seed), "--total-steps", str(steps), "--eval-every", "0",
             "--eval-episodes", "32", "--plot", "false", "--run-root", root, *RECIPES[env]]

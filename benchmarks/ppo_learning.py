@@ -44,7 +44,7 @@ def main() -> None:
     ap.add_argument("--name", default=None)
     ap.add_argument("extra", nargs="*", help="extra pipeline arguments (after --)")
     args = ap.parse_args()
-    from pipelines import recurrent_ppo
+    from torchrl_memory.pipelines import recurrent_ppo
 
     metric = "success_rate" if args.env.startswith("TMaze") else "mean_reward"
     rows = []

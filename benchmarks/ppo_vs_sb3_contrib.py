@@ -34,7 +34,7 @@ TUNED = ["--num-envs", "128", "--envs-per-minibatch", "32", "--learning-rate", "
 
 
 def ours(tmp: str, seed: int, steps: int, extra: list[str], eval_every: int) -> dict:
-    from pipelines import recurrent_ppo
+    from torchrl_memory.pipelines import recurrent_ppo
 
     argv = ["--total-steps", str(steps), "--seed", str(seed), "--eval-every", str(eval_every), "--eval-episodes", "16",
             "--plot", "false", "--run-root", tmp, *extra]

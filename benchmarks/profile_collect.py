@@ -97,7 +97,7 @@ def main() -> None:
     from torchrl.collectors import Collector
     from torchrl.envs import ExplorationType, set_exploration_type
 
-    from components import CartPoleEnv, make_actor_critic, make_collector, make_env, obs_dim_of
+    from torchrl_memory import CartPoleEnv, make_actor_critic, make_collector, make_env, obs_dim_of
 
     n, T = args.envs, 16
 

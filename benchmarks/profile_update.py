@@ -25,8 +25,8 @@ def main() -> None:
     torch.set_num_threads(1)
     from torchrl.modules import set_recurrent_mode
 
-    from components import obs_dim_of
-    from components.flat_params import clip_flat_grad_norm_
+    from torchrl_memory import obs_dim_of
+    from torchrl_memory.flat_params import clip_flat_grad_norm_
 
     cfg, env, agent = ppo_default_setup()
     batch, trainer, mb = ppo_first_minibatch(cfg, env, agent)

@@ -29,13 +29,13 @@ import tempfile
 from pathlib import Path
 
 from bench_common import save
-from components import PPOConfig
+from torchrl_memory import PPOConfig
 
 ENVS = ["gym:CartPoleNoVel", "popgym-RepeatPreviousEasy-v0"]
 ARM = """
 import json, sys, contextlib, io
 sys.path.insert(0, {root!r})
-from pipelines import {pipeline}
+from torchrl_memory.pipelines import {pipeline}
 with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
     out = {pipeline}.main({argv!r})
 print(json.dumps({{"steps_per_s": out["steps_per_s"], "timing": out.get("timing")}}))

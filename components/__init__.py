@@ -14,27 +14,27 @@ leave tensordict untouched.
 """
 import os
 
-from components import tensordict_speedups
+from . import tensordict_speedups
 
 if os.environ.get("TORCHRL_MEMORY_NO_TD_PATCH", "") not in ("1", "true", "yes"):
     tensordict_speedups.install()
 
-from components.cli import build_parser, config_from_args, eval_request, resolve_run_config, run_main
-from components.config_validation import ConfigError, UserError
-from components.device import resolve_device, set_cpu_threads
-from components.dqn.agent import DQNAgent, DqnAgent
-from components.dqn.config import DQNConfig, DqnConfig
-from components.dqn.epsilon_schedule import LinearEpsilon
-from components.dqn.trainer import DQNTrainer, DqnTrainer, StepMetrics
-from components.envs.cartpole import CartPoleEnv
-from components.envs.factory import check_eval_env, make_env, parse_env_id
-from components.envs.lookup import find_transform, native_base, obs_dim_of
-from components.envs.minigrid_memory import MiniGridMemoryEnv
-from components.envs.obs_norm import RunningObsNorm
-from components.envs.pomdp_transforms import Flicker, MaskVelocity
-from components.envs.tmaze import TMazeEnv
-from components.flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
-from components.ppo.actor_critic import (
+from .cli import build_parser, config_from_args, eval_request, resolve_run_config, run_main
+from .config_validation import ConfigError, UserError
+from .device import resolve_device, set_cpu_threads
+from .dqn.agent import DQNAgent, DqnAgent
+from .dqn.config import DQNConfig, DqnConfig
+from .dqn.epsilon_schedule import LinearEpsilon
+from .dqn.trainer import DQNTrainer, DqnTrainer, StepMetrics
+from .envs.cartpole import CartPoleEnv
+from .envs.factory import check_eval_env, make_env, parse_env_id
+from .envs.lookup import find_transform, native_base, obs_dim_of
+from .envs.minigrid_memory import MiniGridMemoryEnv
+from .envs.obs_norm import RunningObsNorm
+from .envs.pomdp_transforms import Flicker, MaskVelocity
+from .envs.tmaze import TMazeEnv
+from .flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
+from .ppo.actor_critic import (
     build_agent,
     LSTMActorCritic,
     LstmActorCritic,
@@ -43,29 +43,29 @@ from components.ppo.actor_critic import (
     make_lstm_actor_critic,
     make_mlp_actor_critic,
 )
-from components.ppo.advantage import compute_gae, gae_from_values, next_state_values
-from components.ppo.image_encoder import ImageEncoder, make_input_encoder
-from components.ppo.checkpoint import build_state, check_compatible, restore_state
-from components.ppo.config import PPOConfig
-from components.ppo.loss import RecurrentPPOLoss
-from components.ppo.padded_rnn import PaddedGRUModule, PaddedLSTMModule
-from components.ppo.reward_scaling import ReturnScaler
-from components.ppo.run_state import PPORunState
-from components.ppo.sampler import RecurrentMinibatchSampler
-from components.ppo.trainer import EntropyCollapseError, NonFiniteLossError, RecurrentPPOTrainer, TrainingStats
-from components.run_config import RunConfig
-from components.serve.eval_only import evaluate_checkpoint
-from components.serve.policy import TrainedPolicy, load_policy
-from components.runs.collectors import WorkerEnv, make_async_collector, make_collector
-from components.runs.episode_log import finished_episodes
-from components.runs.evaluation import evaluate, preserved_rng, run_greedy_episodes, sync_obs_norm
-from components.runs.interrupts import StopRequested, deferred_stop
-from components.runs.learning_curve import plot_learning_curve
-from components.runs.metrics_logger import logger_for, make_metrics_logger
-from components.runs.phase_timer import PhaseTimer
-from components.runs.run_dir import CheckpointError, RunNotFoundError, TrainingRun, check_resume_config
-from components.runs.run_state import RunState
-from components.runs.stats import EpisodeRecord, EvalReport, StatsTracker
+from .ppo.advantage import compute_gae, gae_from_values, next_state_values
+from .ppo.image_encoder import ImageEncoder, make_input_encoder
+from .ppo.checkpoint import build_state, check_compatible, restore_state
+from .ppo.config import PPOConfig
+from .ppo.loss import RecurrentPPOLoss
+from .ppo.padded_rnn import PaddedGRUModule, PaddedLSTMModule
+from .ppo.reward_scaling import ReturnScaler
+from .ppo.run_state import PPORunState
+from .ppo.sampler import RecurrentMinibatchSampler
+from .ppo.trainer import EntropyCollapseError, NonFiniteLossError, RecurrentPPOTrainer, TrainingStats
+from .run_config import RunConfig
+from .serve.eval_only import evaluate_checkpoint
+from .serve.policy import TrainedPolicy, load_policy
+from .runs.collectors import WorkerEnv, make_async_collector, make_collector
+from .runs.episode_log import finished_episodes
+from .runs.evaluation import evaluate, preserved_rng, run_greedy_episodes, sync_obs_norm
+from .runs.interrupts import StopRequested, deferred_stop
+from .runs.learning_curve import plot_learning_curve
+from .runs.metrics_logger import logger_for, make_metrics_logger
+from .runs.phase_timer import PhaseTimer
+from .runs.run_dir import CheckpointError, RunNotFoundError, TrainingRun, check_resume_config
+from .runs.run_state import RunState
+from .runs.stats import EpisodeRecord, EvalReport, StatsTracker
 
 __all__ = sorted(
     [

@@ -8,8 +8,8 @@ import typing
 import sys
 from typing import Any, Callable
 
-from components.config_validation import ConfigError, UserError
-from components.run_config import saved_values
+from .config_validation import ConfigError, UserError
+from .run_config import saved_values
 
 
 def _parse_value(text: str, annotation: Any, field: str):
@@ -100,7 +100,7 @@ def resolve_run_config(config_cls, description: str, argv: list[str] | None = No
     Precedence: dataclass defaults < the resumed run's saved config (that of the named
     checkpoint when ``--resume`` names a file) < command-line overrides.
     """
-    from components.runs.run_dir import TrainingRun
+    from .runs.run_dir import TrainingRun
 
     args = build_parser(config_cls, description).parse_args(argv)
     if not args.resume:
@@ -109,7 +109,7 @@ def resolve_run_config(config_cls, description: str, argv: list[str] | None = No
     # a named checkpoint file resumes from that file; a directory from its newest loadable checkpoint
     state = run.load(args.resume) if str(args.resume).endswith(".pt") else run.load_latest()
     if getattr(config_cls, "checkpoint_family", None) is not None:
-        from components.runs.run_dir import check_pipeline
+        from .runs.run_dir import check_pipeline
 
         check_pipeline(state, config_cls.checkpoint_family, run.path)
     base = state.get("config") if str(args.resume).endswith(".pt") else run.config

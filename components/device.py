@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from components.config_validation import UserError
+from .config_validation import UserError
 
 
 def resolve_device(flag: str = "auto") -> torch.device:

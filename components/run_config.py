@@ -13,7 +13,7 @@ import importlib.util
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from components.config_validation import ConfigError, UserError, check, check_choice, check_int
+from .config_validation import ConfigError, UserError, check, check_choice, check_int
 
 LOGGERS = ("csv", "tensorboard", "wandb")
 

@@ -9,16 +9,12 @@ Top to bottom: env, agent, trainer, then train with a greedy evaluation every
 """
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch
 from tqdm import tqdm
 
-from components import (
+from torchrl_memory import (
     DQNAgent,
     DQNConfig,
     DQNTrainer,
@@ -38,7 +34,7 @@ from components import (
     run_main,
     set_cpu_threads,
 )
-from components.runs.interrupts import StopRequested
+from torchrl_memory.runs.interrupts import StopRequested
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -9,15 +9,11 @@ Reads top to bottom like the algorithm: build env and agent, then loop
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch
 from tqdm import tqdm
 
-from components import (
+from torchrl_memory import (
     build_agent,
     EntropyCollapseError,
     PhaseTimer,
@@ -41,7 +37,7 @@ from components import (
     run_main,
     set_cpu_threads,
 )
-from components.runs.interrupts import StopRequested
+from torchrl_memory.runs.interrupts import StopRequested
 
 
 def main(argv: list[str] | None = None) -> dict:

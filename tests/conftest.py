@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,7 @@ import copy
 import pytest
 import torch
 
-from components.flat_params import clip_flat_grad_norm_, flatten_parameters
+from torchrl_memory.flat_params import clip_flat_grad_norm_, flatten_parameters
 
 
 def _net():
@@ -47,7 +47,7 @@ def test_parameters_keep_identity_and_values():
 def test_flat_adam_equals_fused_adam_and_shares_its_state_dict():
     """FlatAdam's direct kernel call: bit-equal parameters and moments to Adam(fused=True), with the
     learning rate changed between steps (as the PPO schedule does), and checkpoints interchangeable."""
-    from components.flat_params import FlatAdam
+    from torchrl_memory.flat_params import FlatAdam
 
     torch.manual_seed(0)
     ref = torch.nn.Parameter(torch.randn(50))
@@ -74,8 +74,8 @@ def test_flat_adam_equals_fused_adam_and_shares_its_state_dict():
 
 
 def test_flat_adam_takes_adams_own_step_only_to_initialise(monkeypatch):
-    from components import flat_params
-    from components.flat_params import FlatAdam
+    from torchrl_memory import flat_params
+    from torchrl_memory.flat_params import FlatAdam
 
     calls = []
     adam_step = flat_params._ADAM_STEP
@@ -89,7 +89,7 @@ def test_flat_adam_takes_adams_own_step_only_to_initialise(monkeypatch):
 
 
 def test_flat_adam_runs_registered_step_hooks():
-    from components.flat_params import FlatAdam
+    from torchrl_memory.flat_params import FlatAdam
 
     flat = torch.nn.Parameter(torch.zeros(4))
     opt = FlatAdam(flat, lr=1e-3, eps=1e-8)

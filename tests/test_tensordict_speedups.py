@@ -3,7 +3,7 @@ values their callers build (batch-shaped, on the tensordict's device)."""
 import torch
 from tensordict import LazyStackedTensorDict, TensorDict
 
-from components.tensordict_speedups import set_unchecked, tensordict_unchecked
+from torchrl_memory.tensordict_speedups import set_unchecked, tensordict_unchecked
 
 
 def _entries(n: int) -> dict:

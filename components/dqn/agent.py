@@ -37,12 +37,12 @@ from torchrl.envs import ExplorationType, set_exploration_type
 from torchrl.modules import MLP, EGreedyModule, QValueActor
 from torchrl.objectives import DQNLoss, HardUpdate, SoftUpdate
 
-from components.config_validation import UserError
-from components.dqn.config import DQNConfig
-from components.dqn.epsilon_schedule import LinearEpsilon
-from components.dqn.manual_backward import huber_td_step_grads, mlp_forward, plain_mlp_layers
-from components.flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
-from components.keys import ACTION, OBS
+from ..config_validation import UserError
+from .config import DQNConfig
+from .epsilon_schedule import LinearEpsilon
+from .manual_backward import huber_td_step_grads, mlp_forward, plain_mlp_layers
+from ..flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
+from ..keys import ACTION, OBS
 
 #: what one stored transition holds: the real next observation, before any reset
 TRANSITION_KEYS = (OBS, ACTION, ("next", OBS), ("next", "reward"), ("next", "terminated"), ("next", "truncated"), ("next", "done"))
@@ -208,7 +208,7 @@ class DQNAgent:
             self.replay.load_state_dict(state["replay"])
 
     def save(self, path) -> None:
-        from components.runs.run_dir import atomic_torch_save
+        from ..runs.run_dir import atomic_torch_save
 
         atomic_torch_save(path, {"config": self.config.to_dict(), **self.state_dict()})
 

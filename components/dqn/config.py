@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from components.config_validation import check, check_float, check_int
-from components.run_config import RunConfig, knob, override
+from ..config_validation import check, check_float, check_int
+from ..run_config import RunConfig, knob, override
 
 
 @dataclass

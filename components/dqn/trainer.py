@@ -28,13 +28,13 @@ import torch
 from torchrl.envs import EnvBase
 from torchrl.record.loggers import Logger
 
-from components.dqn.agent import DQNAgent
-from components.envs.lookup import native_base
-from components.keys import EPISODE_REWARD, STEP_COUNT
-from components.runs.evaluation import preserved_rng, run_greedy_episodes
-from components.runs.run_dir import TrainingRun, check_resume_config
-from components.runs.run_state import RunState
-from components.runs.stats import EpisodeRecord, EvalReport, StatsTracker
+from .agent import DQNAgent
+from ..envs.lookup import native_base
+from ..keys import EPISODE_REWARD, STEP_COUNT
+from ..runs.evaluation import preserved_rng, run_greedy_episodes
+from ..runs.run_dir import TrainingRun, check_resume_config
+from ..runs.run_state import RunState
+from ..runs.stats import EpisodeRecord, EvalReport, StatsTracker
 
 FORMAT = "dqn/2"  # 2: the optimizer holds one flat parameter (flat_params.py)
 #: config fields that fix tensor shapes or the task: a checkpoint only loads under the same values

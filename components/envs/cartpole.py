@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torchrl.data import Unbounded
 
-from components.envs.native import NativeEnvBase
+from .native import NativeEnvBase
 
 # gymnasium CartPole-v1 constants
 GRAVITY = 9.8

@@ -24,7 +24,7 @@ from tensordict import TensorDictBase
 from torchrl.data import Categorical, Composite, OneHot, TensorSpec, Unbounded
 from torchrl.envs.transforms import Transform
 
-from components.config_validation import UserError
+from ..config_validation import UserError
 
 ONE_HOT_MAX_RANGE = 32  # integer components with more values than this are scaled, not one-hot
 

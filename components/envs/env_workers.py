@@ -63,8 +63,8 @@ class _MergedWorkersEnv(TransformedEnv):
 
 
 def _worker_env(gym_id: str, registration, num_envs: int, seed: int, wrappers: list | None):
-    from components.envs.gym_backend import make_gym_vector_env
-    from components.runs.interrupts import leave_interrupts_to_the_main_process
+    from .gym_backend import make_gym_vector_env
+    from ..runs.interrupts import leave_interrupts_to_the_main_process
 
     leave_interrupts_to_the_main_process()
     # A fresh worker process has imported no suite (popgym, minigrid, a user's module:id):

@@ -29,18 +29,18 @@ import torch
 from torchrl.data import Bounded, Categorical, OneHot
 from torchrl.envs import EnvBase, InitTracker, RewardSum, StepCounter, TransformedEnv
 
-from components.config_validation import UserError
-from components.envs.cartpole import CartPoleEnv
-from components.envs.encoders import EncodeObservation
-from components.envs.fused_step import NativeTransformedEnv
-from components.envs.gym_backend import make_gym_vector_env, resolve_wrapper
-from components.envs.minigrid_memory import MEMORY_ID, MiniGridMemoryEnv
-from components.envs.minigrid_wrappers import NavigationActions
-from components.envs.obs_norm import RunningObsNorm
-from components.envs.pomdp_transforms import Flicker, MaskVelocity
-from components.envs.prev_action import PreviousActionReward
-from components.envs.tmaze import TMazeEnv
-from components.keys import OBS
+from ..config_validation import UserError
+from .cartpole import CartPoleEnv
+from .encoders import EncodeObservation
+from .fused_step import NativeTransformedEnv
+from .gym_backend import make_gym_vector_env, resolve_wrapper
+from .minigrid_memory import MEMORY_ID, MiniGridMemoryEnv
+from .minigrid_wrappers import NavigationActions
+from .obs_norm import RunningObsNorm
+from .pomdp_transforms import Flicker, MaskVelocity
+from .prev_action import PreviousActionReward
+from .tmaze import TMazeEnv
+from ..keys import OBS
 
 BUILTIN_IDS = ("CartPole-v1", "CartPoleNoVel", "MaskedCartPole", "FlickeringCartPole[-p]", "TMaze[-corridor]")
 NATIVE_GYM_IDS = "native:MiniGrid-MemoryS<size>[Random]-v0"
@@ -169,7 +169,7 @@ def _native_memory_env(spec: EnvSpec, num_envs: int, device: torch.device, seed:
     other = [w for w in wrappers if w is not NavigationActions]
     if other:
         raise UserError(f"env wrappers {other} on {spec.gym_id!r} (accepted on the native backend: "
-                        f"components.envs.minigrid_wrappers:NavigationActions only; others need the gymnasium id)")
+                        f"torchrl_memory.envs.minigrid_wrappers:NavigationActions only; others need the gymnasium id)")
     env = MiniGridMemoryEnv(spec.gym_id, 3 if wrappers else 7, num_envs=num_envs, device=device, seed=seed)
     v = env.observation_spec["image"].shape[-2]
     described = f"Dict(direction: Discrete(4), image: Box({v}, {v}, 3) uint8) (tensor-native {spec.gym_id})"

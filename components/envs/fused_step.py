@@ -36,11 +36,11 @@ from tensordict import TensorDict, TensorDictBase
 from torchrl.envs import Compose, InitTracker, RewardSum, StepCounter, TensorDictPrimer, Transform, TransformedEnv
 from torchrl.envs.utils import _replace_last, _update_during_reset
 
-from components.envs.native import NativeEnvBase
-from components.envs.obs_norm import RunningObsNorm
-from components.envs.pomdp_transforms import Flicker, MaskVelocity
-from components.envs.prev_action import PreviousActionReward
-from components.tensordict_speedups import set_unchecked, tensordict_unchecked
+from .native import NativeEnvBase
+from .obs_norm import RunningObsNorm
+from .pomdp_transforms import Flicker, MaskVelocity
+from .prev_action import PreviousActionReward
+from ..tensordict_speedups import set_unchecked, tensordict_unchecked
 
 FUSED_TRANSFORMS = (MaskVelocity, Flicker, PreviousActionReward, RunningObsNorm, InitTracker, StepCounter, RewardSum, TensorDictPrimer)
 

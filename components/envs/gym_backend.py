@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from components.config_validation import UserError
+from ..config_validation import UserError
 
 NUMERIC = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
 
@@ -63,6 +63,8 @@ def resolve_wrapper(wrapper: str | Callable) -> Callable:
     if callable(wrapper):
         return wrapper
     module, sep, name = str(wrapper).partition(":")
+    if module == "components" or module.startswith("components."):
+        module = "torchrl_memory" + module[len("components"):]  # configs saved before the package had its own name
     if not sep or not module or not name:
         raise UserError(f"env wrapper {wrapper!r} (accepted: 'module:Class', e.g. 'minigrid.wrappers:ImgObsWrapper')")
     try:
@@ -140,7 +142,7 @@ def make_gym_vector_env(gym_id: str, num_envs: int, device: torch.device, seed: 
         return _readable(env)
 
     if workers > 1:
-        from components.envs.env_workers import parallel_gym_env
+        from .env_workers import parallel_gym_env
 
         return parallel_gym_env(gym_id, num_envs, workers, device, seed, wrappers), keys, described, limit
     vec = gym.make_vec(

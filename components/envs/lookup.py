@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from torchrl.envs import Compose, EnvBase, TransformedEnv
 
-from components.envs.native import NativeEnvBase
-from components.keys import OBS
+from .native import NativeEnvBase
+from ..keys import OBS
 
 
 def find_transform(env: EnvBase, cls: type):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import torch
 from torchrl.data import Bounded, Categorical, Unbounded
 
-from components.envs.native import NativeEnvBase
+from .native import NativeEnvBase
 
 MEMORY_ID = re.compile(r"MiniGrid-MemoryS(\d+)(Random)?-v0")
 NUM_ACTIONS = 7  # minigrid's; actions 3-6 change nothing in a Memory env but still take a step

@@ -15,7 +15,7 @@ from tensordict import TensorDictBase
 from torchrl.data import Categorical, Composite, Unbounded
 from torchrl.envs import EnvBase
 
-from components.tensordict_speedups import tensordict_unchecked
+from ..tensordict_speedups import tensordict_unchecked
 
 
 class NativeEnvBase(EnvBase):

@@ -12,8 +12,8 @@ import torch
 from tensordict import TensorDictBase
 from torchrl.envs.transforms import Transform
 
-from components.envs.pomdp_transforms import BLANK_KEY
-from components.tensordict_speedups import set_unchecked
+from .pomdp_transforms import BLANK_KEY
+from ..tensordict_speedups import set_unchecked
 
 
 class RunningObsNorm(Transform):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from torchrl.data import Unbounded
 
-from components.envs.native import NativeEnvBase
+from .native import NativeEnvBase
 
 
 class TMazeEnv(NativeEnvBase):

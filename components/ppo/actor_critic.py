@@ -28,11 +28,11 @@ from torchrl.data import Bounded, Categorical, OneHot, TensorSpec
 from torchrl.envs import EnvBase, TransformedEnv
 from torchrl.modules import GRUModule, LSTMModule, OneHotCategorical, ProbabilisticActor, TanhNormal, ValueOperator
 
-from components.config_validation import UserError
-from components.keys import ACTION, EMBED, HIDDEN, HIDDEN_C, HIDDEN_H, LOG_PROB, LOGITS, OBS, VALUE
-from components.ppo.distributions import MultiCategorical
-from components.ppo.padded_rnn import PaddedGRUModule, PaddedLSTMModule
-from components.ppo.rollout_policy import make_rollout_policy
+from ..config_validation import UserError
+from ..keys import ACTION, EMBED, HIDDEN, HIDDEN_C, HIDDEN_H, LOG_PROB, LOGITS, OBS, VALUE
+from .distributions import MultiCategorical
+from .padded_rnn import PaddedGRUModule, PaddedLSTMModule
+from .rollout_policy import make_rollout_policy
 
 
 @dataclass
@@ -208,8 +208,8 @@ def make_actor_critic(
 
 def build_agent(config, env: EnvBase, device: torch.device | str = "cpu") -> LSTMActorCritic:
     """The agent a ``PPOConfig`` describes, sized for ``env`` (trunk, width, image encoder)."""
-    from components.envs.lookup import obs_dim_of
-    from components.ppo.image_encoder import make_input_encoder
+    from ..envs.lookup import obs_dim_of
+    from .image_encoder import make_input_encoder
 
     encoder = make_input_encoder(config.encoder, env, device, config.encoder_size)
     return make_actor_critic(config.model, obs_dim_of(env), env.action_spec, config.hidden_size, device, input_encoder=encoder)

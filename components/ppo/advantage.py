@@ -23,9 +23,9 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 from torchrl.objectives.value.functional import generalized_advantage_estimate
 
-from components.ppo.actor_critic import LSTMActorCritic
-from components.ppo.reward_scaling import ReturnScaler
-from components.keys import ADVANTAGE, VALUE, VALUE_TARGET
+from .actor_critic import LSTMActorCritic
+from .reward_scaling import ReturnScaler
+from ..keys import ADVANTAGE, VALUE, VALUE_TARGET
 
 
 @torch.no_grad()

@@ -17,14 +17,14 @@ import torch
 from torchrl.collectors import Collector
 from torchrl.envs import TransformedEnv
 
-from components.envs.lookup import find_transform, native_base
-from components.envs.obs_norm import RunningObsNorm
-from components.envs.pomdp_transforms import Flicker
-from components.ppo.config import PPOConfig
-from components.ppo.trainer import RecurrentPPOTrainer
-from components.ppo.reward_scaling import ReturnScaler
-from components.runs.collectors import is_in_process, push_env_state
-from components.runs.run_dir import check_resume_config
+from ..envs.lookup import find_transform, native_base
+from ..envs.obs_norm import RunningObsNorm
+from ..envs.pomdp_transforms import Flicker
+from .config import PPOConfig
+from .trainer import RecurrentPPOTrainer
+from .reward_scaling import ReturnScaler
+from ..runs.collectors import is_in_process, push_env_state
+from ..runs.run_dir import check_resume_config
 
 #: config fields that fix tensor shapes or the task: a checkpoint only loads under the same values
 SHAPE_FIELDS = ("env_id", "num_envs", "rollout_len", "model", "hidden_size", "encoder", "encoder_size", "normalize_obs", "prev_action")

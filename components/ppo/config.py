@@ -15,8 +15,8 @@ import importlib.util
 from dataclasses import dataclass
 from typing import ClassVar
 
-from components.config_validation import UserError, check, check_float, check_int
-from components.run_config import RunConfig, knob, override
+from ..config_validation import UserError, check, check_float, check_int
+from ..run_config import RunConfig, knob, override
 
 
 @dataclass

@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from components.config_validation import UserError
+from ..config_validation import UserError
 
 ENCODERS = ("auto", "flat", "cnn", "dense")
 
@@ -63,13 +63,13 @@ def make_input_encoder(choice: str, env, device: torch.device | str = "cpu", den
     """The encoder ``choice`` ('auto', 'flat', 'cnn', 'dense') asks for on ``env``: a CNN when the
     observation holds an image ('auto': whenever it does), POPGym's ``DenseEncoder`` ('dense',
     ``dense_size`` wide), else None (the flat vector as is)."""
-    from components.envs.encoders import EncodeObservation
-    from components.envs.lookup import find_transform, obs_dim_of
+    from ..envs.encoders import EncodeObservation
+    from ..envs.lookup import find_transform, obs_dim_of
 
     if choice not in ENCODERS:
         raise UserError(f"encoder {choice!r} (accepted: {', '.join(ENCODERS)})")
     if choice == "dense":
-        from components.ppo.dense_encoder import DenseEncoder
+        from .dense_encoder import DenseEncoder
 
         return DenseEncoder(obs_dim_of(env), dense_size, device)
     encoder = find_transform(env, EncodeObservation)

@@ -22,8 +22,8 @@ from tensordict import TensorDict, TensorDictBase
 from torchrl.modules import set_recurrent_mode
 from torchrl.objectives import ClipPPOLoss
 
-from components.ppo.actor_critic import LSTMActorCritic
-from components.keys import ADVANTAGE, MASK, VALUE_TARGET
+from .actor_critic import LSTMActorCritic
+from ..keys import ADVANTAGE, MASK, VALUE_TARGET
 
 
 def masked_mean(x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:

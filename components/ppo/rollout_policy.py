@@ -26,7 +26,7 @@ from tensordict.nn.probabilistic import InteractionType, interaction_type
 from torch import nn
 from torch.distributions import Categorical as CategoricalDist
 
-from components.tensordict_speedups import set_unchecked
+from ..tensordict_speedups import set_unchecked
 
 
 class FusedRolloutPolicy(TensorDictModuleBase):
@@ -90,7 +90,7 @@ class FusedRolloutPolicy(TensorDictModuleBase):
 
 def _cell_kind(agent) -> str | None:
     """'lstm', 'gru' or 'mlp' where the fused step applies to ``agent``, else ``None``."""
-    from components.ppo.padded_rnn import PaddedGRUModule, PaddedLSTMModule
+    from .padded_rnn import PaddedGRUModule, PaddedLSTMModule
 
     actor_net = agent.actor.module[0]
     head = actor_net.module[1].module if isinstance(actor_net, TensorDictSequential) and len(actor_net.module) == 2 else None

@@ -12,16 +12,16 @@ from torchrl.collectors import Collector
 from torchrl.envs import TransformedEnv
 from torchrl.record.loggers import Logger
 
-from components.ppo.checkpoint import build_state, check_compatible, restore_state
-from components.ppo.config import PPOConfig
-from components.ppo.reward_scaling import ReturnScaler
-from components.ppo.trainer import RecurrentPPOTrainer, TrainingStats
-from components.runs.collectors import mirror_worker_env
-from components.runs.episode_log import finished_episodes
-from components.runs.evaluation import evaluate, sync_obs_norm
-from components.runs.run_dir import TrainingRun
-from components.runs.run_state import RunState
-from components.runs.stats import EvalReport
+from .checkpoint import build_state, check_compatible, restore_state
+from .config import PPOConfig
+from .reward_scaling import ReturnScaler
+from .trainer import RecurrentPPOTrainer, TrainingStats
+from ..runs.collectors import mirror_worker_env
+from ..runs.episode_log import finished_episodes
+from ..runs.evaluation import evaluate, sync_obs_norm
+from ..runs.run_dir import TrainingRun
+from ..runs.run_state import RunState
+from ..runs.stats import EvalReport
 
 
 class PPORunState(RunState):

@@ -14,7 +14,7 @@ from typing import Iterator
 import torch
 from tensordict import TensorDictBase
 
-from components.keys import ACTION, ADVANTAGE, HIDDEN_C, HIDDEN_H, IS_INIT, LOG_PROB, MASK, OBS, VALUE, VALUE_TARGET
+from ..keys import ACTION, ADVANTAGE, HIDDEN_C, HIDDEN_H, IS_INIT, LOG_PROB, MASK, OBS, VALUE, VALUE_TARGET
 
 #: what the loss reads with the default keys; everything else (stale trunk outputs, logits, env state) is left behind
 TRAIN_KEYS = (OBS, HIDDEN_H, HIDDEN_C, IS_INIT, ACTION, LOG_PROB, VALUE, ADVANTAGE, VALUE_TARGET)

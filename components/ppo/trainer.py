@@ -15,11 +15,11 @@ from typing import Callable
 import torch
 from tensordict import TensorDictBase
 
-from components.ppo.actor_critic import LSTMActorCritic
-from components.flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
-from components.ppo.config import PPOConfig
-from components.ppo.loss import RecurrentPPOLoss
-from components.ppo.sampler import RecurrentMinibatchSampler
+from .actor_critic import LSTMActorCritic
+from ..flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
+from .config import PPOConfig
+from .loss import RecurrentPPOLoss
+from .sampler import RecurrentMinibatchSampler
 
 
 class EntropyCollapseError(RuntimeError):

@@ -36,9 +36,9 @@ from tensordict import TensorDictBase
 from torchrl.collectors import Collector, MultiAsyncCollector, MultiSyncCollector
 from torchrl.envs import EnvBase, ExplorationType, Transform, TransformedEnv
 
-from components.config_validation import UserError
-from components.runs.interrupts import leave_interrupts_to_the_main_process
-from components.runs.lean_collector import LeanCollector
+from ..config_validation import UserError
+from .interrupts import leave_interrupts_to_the_main_process
+from .lean_collector import LeanCollector
 
 BACKENDS = ("local", "ray")
 WORKER_SEED_STRIDE = 100_003  # worker i seeds its envs with seed + i * stride: disjoint streams
@@ -56,7 +56,7 @@ class WorkerEnv:
     primer: Transform | None = None  # the agent's recurrent-state primer (``agent.primer()``)
 
     def __call__(self) -> TransformedEnv:
-        from components.envs.factory import make_env
+        from ..envs.factory import make_env
 
         leave_interrupts_to_the_main_process()
         env = make_env(self.env_id, self.num_envs, self.device, self.seed, **self.env_kwargs)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 from tensordict import TensorDictBase
 
-from components.keys import EPISODE_REWARD, STEP_COUNT
+from ..keys import EPISODE_REWARD, STEP_COUNT
 
 
 def finished_episodes(batch: TensorDictBase, steps_before: int) -> list[dict]:

@@ -15,10 +15,10 @@ import torch
 from tensordict.nn import TensorDictModuleBase
 from torchrl.envs import EnvBase, ExplorationType, TransformedEnv, set_exploration_type
 
-from components.envs.lookup import find_transform
-from components.keys import EPISODE_REWARD, STEP_COUNT
-from components.envs.obs_norm import RunningObsNorm
-from components.runs.stats import EpisodeRecord, EvalReport, Mean, StatsTracker
+from ..envs.lookup import find_transform
+from ..keys import EPISODE_REWARD, STEP_COUNT
+from ..envs.obs_norm import RunningObsNorm
+from .stats import EpisodeRecord, EvalReport, Mean, StatsTracker
 
 
 def sync_obs_norm(train_env: TransformedEnv, eval_env: TransformedEnv) -> None:

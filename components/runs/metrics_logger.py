@@ -5,7 +5,7 @@ from pathlib import Path
 
 from torchrl.record.loggers import Logger
 
-from components.config_validation import UserError
+from ..config_validation import UserError
 
 
 def make_metrics_logger(kind: str, run_dir: Path, hparams: dict | None = None, project: str | None = None, group: str | None = None) -> Logger:

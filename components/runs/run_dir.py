@@ -29,8 +29,8 @@ from typing import Any
 
 import torch
 
-from components.config_validation import UserError
-from components.run_config import saved_values
+from ..config_validation import UserError
+from ..run_config import saved_values
 
 
 def _umask() -> int:

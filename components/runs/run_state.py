@@ -15,9 +15,9 @@ from typing import Any
 import torch
 from torchrl.record.loggers import Logger
 
-from components.run_config import RunConfig, crossed
-from components.runs.run_dir import TrainingRun
-from components.runs.stats import EvalReport
+from ..run_config import RunConfig, crossed
+from .run_dir import TrainingRun
+from .stats import EvalReport
 
 LOG_FILES = ("train_episodes.jsonl", "eval_episodes.jsonl")
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from components.config_validation import UserError
-from components.runs.evaluation import evaluate
-from components.serve.policy import load_policy
+from ..config_validation import UserError
+from ..runs.evaluation import evaluate
+from .policy import load_policy
 
 
 def evaluate_checkpoint(path: str | Path, episodes: int, family: str, device: str = "cpu") -> dict:

@@ -26,19 +26,19 @@ import torch
 from tensordict import TensorDict
 from torchrl.envs import ExplorationType, TransformedEnv, set_exploration_type
 
-from components.run_config import saved_values
-from components.config_validation import UserError
-from components.dqn.agent import DQNAgent
-from components.dqn.config import DQNConfig
-from components.envs.encoders import EncodeObservation
-from components.envs.factory import make_env
-from components.envs.lookup import find_transform, obs_dim_of
-from components.envs.obs_norm import RunningObsNorm
-from components.envs.pomdp_transforms import MaskVelocity
-from components.keys import OBS
-from components.ppo.actor_critic import build_agent
-from components.ppo.config import PPOConfig
-from components.runs.run_dir import load_checkpoint
+from ..run_config import saved_values
+from ..config_validation import UserError
+from ..dqn.agent import DQNAgent
+from ..dqn.config import DQNConfig
+from ..envs.encoders import EncodeObservation
+from ..envs.factory import make_env
+from ..envs.lookup import find_transform, obs_dim_of
+from ..envs.obs_norm import RunningObsNorm
+from ..envs.pomdp_transforms import MaskVelocity
+from ..keys import OBS
+from ..ppo.actor_critic import build_agent
+from ..ppo.config import PPOConfig
+from ..runs.run_dir import load_checkpoint
 
 CONFIGS = {"recurrent_ppo": PPOConfig, "dqn": DQNConfig}
 

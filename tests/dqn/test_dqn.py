@@ -6,8 +6,8 @@ import torch
 from tensordict import TensorDict
 from torchrl.envs import ExplorationType, set_exploration_type
 
-from components import ConfigError, DqnAgent, DqnConfig, DqnTrainer, LinearEpsilon, TrainingRun, make_env
-from components.keys import OBS
+from torchrl_memory import ConfigError, DqnAgent, DqnConfig, DqnTrainer, LinearEpsilon, TrainingRun, make_env
+from torchrl_memory.keys import OBS
 
 SMALL = dict(batch_size=8, min_replay_size=16, buffer_capacity=64, hidden_sizes=[16], epsilon_decay_steps=100, target_update_tau=None)
 
@@ -241,8 +241,8 @@ def test_eval_leaves_training_untouched(tmp_path, env_id):
 
 
 def test_best_is_saved_only_on_strict_improvement(tmp_path, monkeypatch):
-    from components.dqn import trainer as mod
-    from components.runs.stats import EpisodeRecord
+    from torchrl_memory.dqn import trainer as mod
+    from torchrl_memory.runs.stats import EpisodeRecord
 
     t = _trainer(tmp_path)
     returns = iter([10.0, 10.0, 12.0])

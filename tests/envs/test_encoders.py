@@ -4,9 +4,9 @@ import torch
 from tensordict import TensorDict
 from torchrl.data import Bounded, Categorical, Composite, Unbounded
 
-from components import make_env
-from components.envs.encoders import EncodeObservation
-from pipelines import dqn, recurrent_ppo
+from torchrl_memory import make_env
+from torchrl_memory.envs.encoders import EncodeObservation
+from torchrl_memory.pipelines import dqn, recurrent_ppo
 
 B = 3
 

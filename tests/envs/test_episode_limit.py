@@ -3,7 +3,7 @@ import gymnasium as gym
 import pytest
 import torch
 
-from components import PPOConfig, make_env
+from torchrl_memory import PPOConfig, make_env
 
 
 def steps_until_done(env, max_steps: int = 1000) -> int:

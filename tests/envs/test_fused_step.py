@@ -7,9 +7,9 @@ import pytest
 import torch
 from torchrl.collectors import Collector
 
-from components import make_actor_critic, make_collector, make_env, obs_dim_of
-from components.envs import fused_step
-from components.envs.fused_step import NativeTransformedEnv
+from torchrl_memory import make_actor_critic, make_collector, make_env, obs_dim_of
+from torchrl_memory.envs import fused_step
+from torchrl_memory.envs.fused_step import NativeTransformedEnv
 
 N, T, BATCHES = 8, 24, 4
 

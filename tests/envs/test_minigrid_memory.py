@@ -3,16 +3,16 @@ import numpy as np
 import pytest
 import torch
 
-from components.config_validation import UserError
-from components.envs.factory import check_eval_env, make_env, parse_env_id
-from components.envs.minigrid_memory import MiniGridMemoryEnv, memory_tables, state_of
-from components.keys import OBS
+from torchrl_memory.config_validation import UserError
+from torchrl_memory.envs.factory import check_eval_env, make_env, parse_env_id
+from torchrl_memory.envs.minigrid_memory import MiniGridMemoryEnv, memory_tables, state_of
+from torchrl_memory.keys import OBS
 
 minigrid = pytest.importorskip("minigrid")
 import gymnasium as gym  # noqa: E402
 
 ID = "MiniGrid-MemoryS7-v0"
-NAV = "components.envs.minigrid_wrappers:NavigationActions"
+NAV = "torchrl_memory.envs.minigrid_wrappers:NavigationActions"
 
 
 def _lockstep(gym_id: str, episodes: int, num_actions: int, seed: int = 0) -> dict:
@@ -109,8 +109,8 @@ def test_pipeline_trains_on_the_native_env_and_evaluates_on_minigrids(tmp_path, 
     """``--eval-env-id``: the collector steps the native copies, the greedy evaluation minigrid's env."""
     import json
 
-    from components.envs.lookup import native_base
-    from pipelines import recurrent_ppo
+    from torchrl_memory.envs.lookup import native_base
+    from torchrl_memory.pipelines import recurrent_ppo
 
     built = []
     real_make_env = recurrent_ppo.make_env

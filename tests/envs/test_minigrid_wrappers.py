@@ -3,13 +3,13 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from components import make_env
-from components.envs.encoders import EncodeObservation
-from components.envs.lookup import find_transform
-from components.envs.minigrid_wrappers import NavigationActions, OneHotSymbolicImage
+from torchrl_memory import make_env
+from torchrl_memory.envs.encoders import EncodeObservation
+from torchrl_memory.envs.lookup import find_transform
+from torchrl_memory.envs.minigrid_wrappers import NavigationActions, OneHotSymbolicImage
 
 minigrid = pytest.importorskip("minigrid")
-W = "components.envs.minigrid_wrappers"
+W = "torchrl_memory.envs.minigrid_wrappers"
 
 
 def test_one_hot_image_marks_exactly_the_object_colour_and_state_of_each_cell():

@@ -4,7 +4,7 @@ import numpy as np
 import torch
 from torchrl.envs.utils import check_env_specs
 
-from components import CartPoleEnv, TMazeEnv
+from torchrl_memory import CartPoleEnv, TMazeEnv
 
 N_ENVS, STEPS = 64, 500
 

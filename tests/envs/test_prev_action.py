@@ -1,8 +1,8 @@
 """PreviousActionReward: the last action (in the spec's encoding) and reward ride on the observation; zeros at a reset."""
 import torch
 
-from components import make_env
-from pipelines import recurrent_ppo
+from torchrl_memory import make_env
+from torchrl_memory.pipelines import recurrent_ppo
 
 
 def test_previous_action_and_reward_are_appended_and_zero_at_episode_start():

@@ -2,9 +2,9 @@ import pytest
 import torch
 from torchrl.envs import TransformedEnv
 
-from components import CartPoleEnv, Flicker, MaskVelocity, RunningObsNorm, make_env
-from components.envs.lookup import find_transform
-from components.envs.pomdp_transforms import BLANK_KEY
+from torchrl_memory import CartPoleEnv, Flicker, MaskVelocity, RunningObsNorm, make_env
+from torchrl_memory.envs.lookup import find_transform
+from torchrl_memory.envs.pomdp_transforms import BLANK_KEY
 
 
 def test_mask_velocity_keeps_positions_and_angle():

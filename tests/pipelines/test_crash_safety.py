@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 
-from components import TrainingRun
-from components.runs.run_dir import load_checkpoint
-from pipelines import dqn
+from torchrl_memory import TrainingRun
+from torchrl_memory.runs.run_dir import load_checkpoint
+from torchrl_memory.pipelines import dqn
 
 ROOT = Path(__file__).resolve().parents[2]
 BUDGET = 4_000

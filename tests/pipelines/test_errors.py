@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from components import ConfigError, DQNConfig, PPOConfig, TrainingRun, run_main
-from pipelines import dqn, recurrent_ppo
+from torchrl_memory import ConfigError, DQNConfig, PPOConfig, TrainingRun, run_main
+from torchrl_memory.pipelines import dqn, recurrent_ppo
 
 ROOT = Path(__file__).resolve().parents[2]
 PPO_TINY = ["--num-envs", "4", "--rollout-len", "16", "--hidden-size", "16", "--envs-per-minibatch", "2", "--eval-episodes", "2", "--plot", "false", "--eval-every", "0"]

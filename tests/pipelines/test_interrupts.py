@@ -9,9 +9,9 @@ import signal
 import pytest
 import torch
 
-from components import DQNAgent, RecurrentPPOTrainer, TrainingRun
-from components.flat_params import FlatAdam
-from pipelines import dqn, recurrent_ppo
+from torchrl_memory import DQNAgent, RecurrentPPOTrainer, TrainingRun
+from torchrl_memory.flat_params import FlatAdam
+from torchrl_memory.pipelines import dqn, recurrent_ppo
 
 DQN_TINY = ["--hidden-sizes", "16", "--batch-size", "8", "--min-replay-size", "32", "--buffer-capacity", "500", "--eval-episodes", "2",
             "--plot", "false", "--total-steps", "240", "--eval-every", "80", "--checkpoint-every", "1000"]

@@ -4,8 +4,8 @@ import json
 import pytest
 import torch
 
-from components import TrainingRun
-from pipelines import dqn
+from torchrl_memory import TrainingRun
+from torchrl_memory.pipelines import dqn
 
 TINY = ["--hidden-sizes", "16", "--batch-size", "8", "--min-replay-size", "32", "--buffer-capacity", "500", "--eval-episodes", "2"]
 
@@ -33,7 +33,7 @@ def test_cli_resume_continues_the_run(tmp_path):
 
 
 def test_bad_input_fails_before_any_work(tmp_path):
-    from components import ConfigError
+    from torchrl_memory import ConfigError
 
     with pytest.raises(ConfigError, match=r"'min_replay_size' = 1000 .*\[1, 500\]"):
         dqn.main(["--buffer-capacity", "500", "--run-root", str(tmp_path)])

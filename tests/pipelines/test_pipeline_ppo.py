@@ -4,8 +4,8 @@ import json
 import pytest
 import torch
 
-from components import RecurrentPPOTrainer, TrainingRun
-from pipelines import recurrent_ppo
+from torchrl_memory import RecurrentPPOTrainer, TrainingRun
+from torchrl_memory.pipelines import recurrent_ppo
 
 TINY = ["--num-envs", "4", "--rollout-len", "16", "--hidden-size", "16", "--envs-per-minibatch", "2", "--eval-episodes", "2", "--plot", "false"]
 FRAMES = 4 * 16
@@ -64,7 +64,7 @@ def test_ctrl_c_saves_and_resume_matches_straight_run(tmp_path, monkeypatch, mod
 
 
 def test_bad_config_fails_before_any_work(tmp_path):
-    from components import ConfigError
+    from torchrl_memory import ConfigError
 
     with pytest.raises(ConfigError, match=r"'envs_per_minibatch' = 9 .*\[1, 4\]"):
         _run(tmp_path, "--envs-per-minibatch", "9")

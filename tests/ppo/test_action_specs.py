@@ -5,8 +5,8 @@ from torchrl.collectors import Collector
 from torchrl.data import OneHot
 from torchrl.envs import GymEnv, InitTracker, TransformedEnv
 
-from components import DQNAgent, DQNConfig, RecurrentPPOLoss, make_actor_critic
-from components.keys import MASK
+from torchrl_memory import DQNAgent, DQNConfig, RecurrentPPOLoss, make_actor_critic
+from torchrl_memory.keys import MASK
 
 
 def _one_hot_cartpole():

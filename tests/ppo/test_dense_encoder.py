@@ -4,11 +4,11 @@ import torch
 from torchrl.collectors import Collector
 from torchrl.modules import set_recurrent_mode
 
-from components import PPOConfig, build_agent, load_policy, make_env
-from components.config_validation import UserError
-from components.keys import LOG_PROB
-from components.ppo.dense_encoder import DenseEncoder
-from pipelines import recurrent_ppo
+from torchrl_memory import PPOConfig, build_agent, load_policy, make_env
+from torchrl_memory.config_validation import UserError
+from torchrl_memory.keys import LOG_PROB
+from torchrl_memory.ppo.dense_encoder import DenseEncoder
+from torchrl_memory.pipelines import recurrent_ppo
 
 
 def test_dense_encoder_is_popgyms_linear_layernorm_leakyrelu():

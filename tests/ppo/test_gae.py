@@ -5,9 +5,9 @@ from tensordict import TensorDict
 from torchrl.envs import InitTracker, TransformedEnv
 from torchrl.collectors import Collector
 
-from components import CartPoleEnv, make_lstm_actor_critic
-from components.ppo.advantage import gae_from_values, next_state_values
-from components.keys import ADVANTAGE, HIDDEN_H, OBS, VALUE, VALUE_TARGET
+from torchrl_memory import CartPoleEnv, make_lstm_actor_critic
+from torchrl_memory.ppo.advantage import gae_from_values, next_state_values
+from torchrl_memory.keys import ADVANTAGE, HIDDEN_H, OBS, VALUE, VALUE_TARGET
 
 G, L = 0.9, 0.5
 V = [1.0, 2.0, 3.0, 4.0]  # V(s_t)

@@ -6,10 +6,10 @@ from torch import nn
 from torchrl.collectors import Collector
 from torchrl.modules import set_recurrent_mode
 
-from components import ImageEncoder, PPOConfig, build_agent, load_policy, make_env
-from components.config_validation import UserError
-from components.keys import LOG_PROB
-from components.run_config import saved_values
+from torchrl_memory import ImageEncoder, PPOConfig, build_agent, load_policy, make_env
+from torchrl_memory.config_validation import UserError
+from torchrl_memory.keys import LOG_PROB
+from torchrl_memory.run_config import saved_values
 
 pytest.importorskip("minigrid")
 MEMORY = "MiniGrid-MemoryS7-v0"
@@ -59,7 +59,7 @@ def test_encoder_choices_on_flat_and_image_envs():
 def test_a_cnn_checkpoint_loads_and_predicts_from_raw_minigrid_observations(tmp_path):
     import gymnasium as gym
 
-    from pipelines import recurrent_ppo
+    from torchrl_memory.pipelines import recurrent_ppo
 
     out = recurrent_ppo.main(["--env", MEMORY, "--num-envs", "4", "--rollout-len", "8", "--envs-per-minibatch", "2", "--hidden-size", "16",
                               "--total-steps", "64", "--eval-episodes", "1", "--plot", "false", "--run-root", str(tmp_path)])

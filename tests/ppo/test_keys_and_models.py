@@ -4,8 +4,8 @@ import torch
 from torchrl.collectors import Collector
 from torchrl.envs import RenameTransform
 
-from components import PPOConfig, RecurrentPPOLoss, RecurrentPPOTrainer, compute_gae, make_actor_critic, make_env
-from components.ppo.advantage import next_state_values
+from torchrl_memory import PPOConfig, RecurrentPPOLoss, RecurrentPPOTrainer, compute_gae, make_actor_critic, make_env
+from torchrl_memory.ppo.advantage import next_state_values
 
 N, T = 4, 16
 

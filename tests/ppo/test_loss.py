@@ -6,9 +6,9 @@ import torch
 from torchrl.collectors import Collector
 from torchrl.envs import InitTracker, TransformedEnv
 
-from components import CartPoleEnv, RecurrentPPOLoss, make_actor_critic
-from components.keys import ADVANTAGE, LOG_PROB, MASK, VALUE, VALUE_TARGET
-from components.ppo.advantage import compute_gae
+from torchrl_memory import CartPoleEnv, RecurrentPPOLoss, make_actor_critic
+from torchrl_memory.keys import ADVANTAGE, LOG_PROB, MASK, VALUE, VALUE_TARGET
+from torchrl_memory.ppo.advantage import compute_gae
 
 N, T = 8, 12
 

@@ -4,7 +4,7 @@ import torch
 from tensordict import TensorDict
 from torchrl.modules import GRUModule, LSTMModule, set_recurrent_mode
 
-from components.ppo.padded_rnn import PaddedGRUModule, PaddedLSTMModule
+from torchrl_memory.ppo.padded_rnn import PaddedGRUModule, PaddedLSTMModule
 
 CELLS = {
     "lstm": (LSTMModule, PaddedLSTMModule, ["h", "c"]),

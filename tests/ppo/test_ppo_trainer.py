@@ -5,7 +5,7 @@ import pytest
 import torch
 from torchrl.collectors import Collector
 
-from components import (
+from torchrl_memory import (
     ConfigError,
     EntropyCollapseError,
     NonFiniteLossError,
@@ -86,7 +86,7 @@ def _delta_after_one_step(max_grad_norm):
 def test_global_grad_clip_tiny_cap_shrinks_update_huge_cap_changes_nothing(monkeypatch):
     tiny = _delta_after_one_step(1e-6)
     huge = _delta_after_one_step(1e9)
-    from components.ppo import trainer as ppo_trainer
+    from torchrl_memory.ppo import trainer as ppo_trainer
 
     monkeypatch.setattr(ppo_trainer, "clip_flat_grad_norm_", lambda flat, max_norm: torch.linalg.vector_norm(flat.grad))  # no clipping
     unclipped = _delta_after_one_step(1e9)

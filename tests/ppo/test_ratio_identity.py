@@ -6,9 +6,9 @@ from torchrl.collectors import Collector
 from torchrl.envs import InitTracker, RewardSum, StepCounter, TransformedEnv
 from torchrl.modules import set_recurrent_mode
 
-from components import CartPoleEnv, RecurrentPPOLoss, make_actor_critic
-from components.keys import ADVANTAGE, LOG_PROB, MASK, VALUE, VALUE_TARGET
-from components.ppo.advantage import compute_gae
+from torchrl_memory import CartPoleEnv, RecurrentPPOLoss, make_actor_critic
+from torchrl_memory.keys import ADVANTAGE, LOG_PROB, MASK, VALUE, VALUE_TARGET
+from torchrl_memory.ppo.advantage import compute_gae
 
 T, N, MAX_STEPS = 10, 8, 15
 

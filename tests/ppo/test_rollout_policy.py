@@ -4,8 +4,8 @@ import torch
 from torchrl.data import Bounded, OneHot
 from torchrl.envs import ExplorationType, set_exploration_type
 
-from components import make_actor_critic, make_env, obs_dim_of
-from components.ppo.rollout_policy import FusedRolloutPolicy
+from torchrl_memory import make_actor_critic, make_env, obs_dim_of
+from torchrl_memory.ppo.rollout_policy import FusedRolloutPolicy
 
 N = 8
 

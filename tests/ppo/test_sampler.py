@@ -2,8 +2,8 @@ import pytest
 import torch
 from tensordict import TensorDict
 
-from components import RecurrentMinibatchSampler
-from components.keys import ACTION, ADVANTAGE, HIDDEN_C, HIDDEN_H, IS_INIT, LOG_PROB, MASK, OBS, VALUE, VALUE_TARGET
+from torchrl_memory import RecurrentMinibatchSampler
+from torchrl_memory.keys import ACTION, ADVANTAGE, HIDDEN_C, HIDDEN_H, IS_INIT, LOG_PROB, MASK, OBS, VALUE, VALUE_TARGET
 
 N, T = 6, 8
 

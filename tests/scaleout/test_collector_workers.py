@@ -2,11 +2,11 @@
 import pytest
 import torch
 
-from components import PPOConfig, RecurrentPPOLoss, RecurrentPPOTrainer, WorkerEnv, compute_gae, make_actor_critic, make_collector, make_env, obs_dim_of
-from components.keys import MASK
-from components.runs.collectors import mirror_worker_env, push_env_state
-from components.envs.obs_norm import RunningObsNorm
-from components.envs.lookup import find_transform
+from torchrl_memory import PPOConfig, RecurrentPPOLoss, RecurrentPPOTrainer, WorkerEnv, compute_gae, make_actor_critic, make_collector, make_env, obs_dim_of
+from torchrl_memory.keys import MASK
+from torchrl_memory.runs.collectors import mirror_worker_env, push_env_state
+from torchrl_memory.envs.obs_norm import RunningObsNorm
+from torchrl_memory.envs.lookup import find_transform
 
 N, T, WORKERS = 4, 8, 2
 
@@ -83,8 +83,8 @@ def test_workers_must_divide_num_envs():
 
 
 def test_pipeline_with_two_collector_workers_trains_saves_and_resumes(tmp_path):
-    from components import TrainingRun
-    from pipelines import recurrent_ppo
+    from torchrl_memory import TrainingRun
+    from torchrl_memory.pipelines import recurrent_ppo
 
     tiny = ["--num-envs", "4", "--rollout-len", "16", "--hidden-size", "16", "--envs-per-minibatch", "2", "--eval-episodes", "2", "--plot", "false"]
     frames = 4 * 16

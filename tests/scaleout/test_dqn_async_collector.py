@@ -2,9 +2,9 @@
 observations are stored, every transition is counted once, and the run resumes."""
 import torch
 
-from components import DQNAgent, DQNConfig, DQNTrainer, TrainingRun, WorkerEnv, make_async_collector, make_env, obs_dim_of
-from components.keys import OBS
-from pipelines import dqn
+from torchrl_memory import DQNAgent, DQNConfig, DQNTrainer, TrainingRun, WorkerEnv, make_async_collector, make_env, obs_dim_of
+from torchrl_memory.keys import OBS
+from torchrl_memory.pipelines import dqn
 
 N, WORKERS, STEPS = 4, 2, 8
 SMALL = dict(batch_size=8, min_replay_size=16, buffer_capacity=2_000, hidden_sizes=[16], epsilon_decay_steps=100)

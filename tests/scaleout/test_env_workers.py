@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from components import DQNConfig, PPOConfig, UserError, make_env
-from components.keys import OBS
+from torchrl_memory import DQNConfig, PPOConfig, UserError, make_env
+from torchrl_memory.keys import OBS
 
 N, STEPS = 4, 40
 
@@ -54,7 +54,7 @@ def test_env_workers_must_divide_num_envs_need_a_gymnasium_env_and_exclude_colle
 def test_both_pipelines_train_on_env_workers(tmp_path, pipeline):
     import importlib
 
-    main = importlib.import_module(f"pipelines.{pipeline}").main
+    main = importlib.import_module(f"torchrl_memory.pipelines.{pipeline}").main
     extra = ["--envs-per-minibatch", "2", "--rollout-len", "32"] if pipeline == "recurrent_ppo" else ["--min-replay-size", "64", "--batch-size", "32"]
     out = main(["--env", "gym:CartPoleNoVel", "--num-envs", str(N), "--env-workers", "2", "--total-steps", "512", "--eval-every", "0",
                 "--eval-episodes", "2", "--plot", "false", "--run-root", str(tmp_path), *extra])

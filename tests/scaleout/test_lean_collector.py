@@ -4,8 +4,8 @@ it leaves out is on."""
 import torch
 from torchrl.collectors import Collector
 
-from components import make_actor_critic, make_collector, make_env, obs_dim_of
-from components.runs.lean_collector import LeanCollector
+from torchrl_memory import make_actor_critic, make_collector, make_env, obs_dim_of
+from torchrl_memory.runs.lean_collector import LeanCollector
 
 N, T = 8, 24
 

@@ -10,7 +10,7 @@ import time
 import pytest
 import torch
 
-from components import DQNAgent, DQNConfig, WorkerEnv, make_async_collector, make_collector, make_env, obs_dim_of
+from torchrl_memory import DQNAgent, DQNConfig, WorkerEnv, make_async_collector, make_collector, make_env, obs_dim_of
 
 N = 4
 
@@ -115,7 +115,7 @@ import multiprocessing, sys, time
 sys.path.insert(0, sys.argv[1])
 
 def worker(ready):
-    from components.runs.interrupts import leave_interrupts_to_the_main_process
+    from torchrl_memory.runs.interrupts import leave_interrupts_to_the_main_process
     leave_interrupts_to_the_main_process()
     ready.set()
     time.sleep(120)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from components import DQNAgent, DQNConfig, TrainingRun, load_policy, make_env, run_greedy_episodes
-from pipelines import dqn, recurrent_ppo
+from torchrl_memory import DQNAgent, DQNConfig, TrainingRun, load_policy, make_env, run_greedy_episodes
+from torchrl_memory.pipelines import dqn, recurrent_ppo
 
 ROOT = Path(__file__).resolve().parents[2]
 PPO = ["--num-envs", "8", "--rollout-len", "16", "--envs-per-minibatch", "4", "--hidden-size", "16", "--total-steps", "16384",
