@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import types
 import typing
 import sys
 from typing import Any, Callable
 
+from . import presets
 from .config_validation import ConfigError, UserError
 from .run_config import saved_values
 
@@ -50,19 +52,77 @@ def _metavar(annotation: Any, choices) -> str:
     return {bool: "BOOL", int: "INT", float: "FLOAT", str: "STR"}.get(base, "VALUE")
 
 
-def build_parser(config_cls, description: str) -> argparse.ArgumentParser:
-    """One ``--field-name`` option per config field, with the field's help text, choices and default."""
-    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--resume", default=None, help="run directory (or an ancestor: the newest run below it), or one checkpoint file, to continue exactly")
-    parser.add_argument("--debug", action="store_true", help="show the full traceback of a user error")
-    parser.add_argument("--eval", dest="eval_checkpoint", default=None, metavar="CHECKPOINT", help="evaluate a checkpoint (e.g. runs/.../best.pt) and exit: no training")
-    parser.add_argument("--episodes", type=int, default=20, help="greedy episodes for --eval (seeds 1..N; default: 20)")
+#: ``--help`` sections by owner, as TorchRL's configs group by owner; fields not named here are
+#: the algorithm's own (the "PPO" or "DQN" section)
+GROUPS = {
+    "run": ("total_steps", "seed", "device", "num_threads", "eval_every", "eval_episodes", "eval_env_id",
+            "checkpoint_every", "keep_checkpoints", "save_replay_buffer", "run_root", "run_name"),
+    "env": ("env_id", "num_envs", "env_workers", "collector_workers", "worker_steps", "backend", "ray_address",
+            "env_wrappers", "normalize_obs", "prev_action", "reward_scaling", "flicker_mode", "flicker_burst"),
+    "model": ("model", "hidden_size", "hidden_sizes", "encoder", "encoder_size"),
+    "logging": ("logger", "wandb_project", "wandb_group", "plot"),
+}
+ALGORITHM_TITLES = {"recurrent_ppo": "PPO", "dqn": "DQN"}
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with one-line errors: a mistyped or malformed flag raises ``ConfigError`` (printed
+    as one line by ``run_main``) naming the closest option, instead of printing the whole usage.
+    Abbreviated flags are refused (a truncated name would silently pick a field), and a value
+    that starts with ``-`` (``--clip-range-vf -inf``) is read as the value it is."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, allow_abbrev=False, **kwargs)
+
+    def error(self, message: str):
+        raise ConfigError(f"{message} (see --help)")
+
+    def parse_args(self, args=None, namespace=None):
+        args = list(sys.argv[1:] if args is None else args)
+        parsed, extra = self.parse_known_args(self._join_dash_values(args), namespace)
+        if extra:
+            flag = next((a for a in extra if a.startswith("-")), extra[0])
+            name = flag.split("=")[0]
+            close = difflib.get_close_matches(name, self._option_string_actions, n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]}? " if close else ""
+            raise ConfigError(f"unknown option {name!r} ({hint}see --help)" if flag.startswith("-") else f"unexpected argument {flag!r} (options take the form --key value; see --help)")
+        return parsed
+
+    def _join_dash_values(self, args: list[str]) -> list[str]:
+        """``--key -x`` -> ``--key=-x`` when ``--key`` takes a value and ``-x`` is not an option."""
+        out, i = [], 0
+        while i < len(args):
+            action = self._option_string_actions.get(args[i])
+            if action is not None and action.nargs is None and action.const is None and i + 1 < len(args) \
+                    and args[i + 1].startswith("-") and args[i + 1] not in self._option_string_actions:
+                out.append(f"{args[i]}={args[i + 1]}")
+                i += 2
+                continue
+            out.append(args[i])
+            i += 1
+        return out
+
+
+def build_parser(config_cls, description: str) -> ArgumentParser:
+    """One ``--field-name`` option per config field, with the field's help text, choices and
+    default, in sections by owner (run, env, model, the algorithm, logging)."""
+    parser = ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    algorithm = ALGORITHM_TITLES.get(getattr(config_cls, "checkpoint_family", None), "algorithm")
+    sections = {name: parser.add_argument_group(name if name != "algorithm" else algorithm)
+                for name in ("run", "env", "model", "algorithm", "logging")}
+    run = sections["run"]
+    run.add_argument("--preset", default=None, metavar="NAME", help="a named recipe (list: print them); flags given here override its values")
+    run.add_argument("--resume", default=None, help="run directory (or an ancestor: the newest run below it), or one checkpoint file, to continue exactly")
+    run.add_argument("--eval", dest="eval_checkpoint", default=None, metavar="CHECKPOINT", help="evaluate a checkpoint (e.g. runs/.../best.pt) and exit: no training")
+    run.add_argument("--episodes", type=int, default=20, help="greedy episodes for --eval (seeds 1..N; default: 20)")
+    run.add_argument("--debug", action="store_true", help="show the full traceback of a user error")
+    owner = {name: group for group, names in GROUPS.items() for name in names}
     hints = typing.get_type_hints(config_cls)
     for f in dataclasses.fields(config_cls):
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
         shown = "none" if default is None or default == [] else (",".join(map(str, default)) if isinstance(default, list) else default)
         flags = ["--env", "--env-id"] if f.name == "env_id" else [f"--{f.name.replace('_', '-')}"]
-        parser.add_argument(
+        sections[owner.get(f.name, "algorithm")].add_argument(
             *flags,
             dest=f.name,
             default=None,
@@ -72,11 +132,11 @@ def build_parser(config_cls, description: str) -> argparse.ArgumentParser:
     return parser
 
 
-#: fields renamed since earlier releases: a resumed run's config.json may still use the old name
-def config_from_args(config_cls, args: argparse.Namespace, base: dict | None = None):
-    """Config from ``base`` (e.g. a resumed run's config) plus the overrides given on the command line."""
+def config_from_args(config_cls, args: argparse.Namespace, base: dict | None = None, preset: dict | None = None):
+    """Config from ``base`` (a resumed run's saved config) or ``preset`` (a recipe's values),
+    plus the overrides given on the command line, which win."""
     hints = typing.get_type_hints(config_cls)
-    values = saved_values(base, config_cls) if base is not None else {}
+    values = saved_values(base, config_cls) if base is not None else dict(preset or {})
     for f in dataclasses.fields(config_cls):
         raw = getattr(args, f.name, None)
         if raw is not None:
@@ -97,23 +157,59 @@ def eval_request(config_cls, argv: list[str] | None) -> tuple[str, int] | None:
 def resolve_run_config(config_cls, description: str, argv: list[str] | None = None):
     """Parses the command line: (validated config, the resumed ``TrainingRun`` or None, the checkpoint to resume or None).
 
-    Precedence: dataclass defaults < the resumed run's saved config (that of the named
-    checkpoint when ``--resume`` names a file) < command-line overrides.
+    Precedence: dataclass defaults < ``--preset`` (a fresh run) or the resumed run's saved
+    config (that of the named checkpoint when ``--resume`` names a file) < command-line
+    overrides. ``--preset list`` prints the presets and exits.
     """
     from .runs.run_dir import TrainingRun
 
     args = build_parser(config_cls, description).parse_args(argv)
+    family = getattr(config_cls, "checkpoint_family", None)
+    if args.preset == "list":
+        print(presets.listing(family))
+        raise SystemExit(0)
     if not args.resume:
-        return config_from_args(config_cls, args).validate(), None, None
+        preset = presets.get(args.preset, family) if args.preset else None
+        cfg = config_from_args(config_cls, args, preset=_fixed_values(preset))
+        if preset is not None:
+            _apply_episode_values(cfg, preset, args)
+            print(f"preset {preset.name}: {preset.flags()}" + (f" (= {cfg.rollout_len})" if preset.values.get("rollout_len") == "episode" else ""))
+        elif (hint := presets.suggestion(cfg.env_id, family)) is not None:
+            print(hint)
+        return cfg.validate(), None, None
+    if args.preset:
+        raise ConfigError(f"--preset {args.preset} with --resume (accepted: one of them; a resumed run keeps its saved config, flags change it)")
     run = TrainingRun.find(args.resume)
     # a named checkpoint file resumes from that file; a directory from its newest loadable checkpoint
     state = run.load(args.resume) if str(args.resume).endswith(".pt") else run.load_latest()
-    if getattr(config_cls, "checkpoint_family", None) is not None:
+    if family is not None:
         from .runs.run_dir import check_pipeline
 
-        check_pipeline(state, config_cls.checkpoint_family, run.path)
+        check_pipeline(state, family, run.path)
     base = state.get("config") if str(args.resume).endswith(".pt") else run.config
     return config_from_args(config_cls, args, base=base).validate(), run, state
+
+
+def _fixed_values(preset: presets.Preset | None) -> dict:
+    """A preset's values that need no env: everything but ``"episode"`` placeholders."""
+    return {} if preset is None else {k: v for k, v in preset.values.items() if v != "episode"}
+
+
+def _apply_episode_values(cfg, preset: presets.Preset, args: argparse.Namespace) -> None:
+    """Sets the fields a preset gives as ``"episode"`` (and the command line does not) to the
+    env's declared episode limit, read from one copy of the env."""
+    fields = [k for k, v in preset.values.items() if v == "episode" and getattr(args, k, None) is None]
+    if not fields:
+        return
+    from .envs.factory import make_env
+
+    env = make_env(cfg.env_id, 1, "cpu", 0, normalize_obs=False, wrappers=cfg.env_wrappers)
+    limit = env.max_episode_steps
+    env.close()
+    if limit is None:
+        raise ConfigError(f"--preset {preset.name} sets {', '.join(fields)} to the episode length, but {cfg.env_id} declares no episode limit (accepted: give --{fields[0].replace('_', '-')} N)")
+    for name in fields:
+        setattr(cfg, name, int(limit))
 
 
 def run_main(main: Callable[[list[str] | None], Any], argv: list[str] | None = None) -> Any:
