@@ -1,20 +1,56 @@
-"""The package surface: every public name imports from ``torchrl_memory``; the tensordict patch is opt-out."""
+"""The package surface: a small top level, one face per subpackage, a docstring on every public
+name, former top-level names still resolving; the tensordict patch is opt-out."""
+import importlib
+import inspect
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import torchrl_memory
+
+SUBPACKAGES = ["envs", "ppo", "dqn", "runs", "serve"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_every_public_name_is_importable_from_torchrl_memory():
-    missing = [name for name in torchrl_memory.__all__ if not hasattr(torchrl_memory, name)]
-    assert not missing
+def _faces():
+    return [torchrl_memory] + [importlib.import_module(f"torchrl_memory.{sub}") for sub in SUBPACKAGES]
+
+
+def test_every_public_name_is_importable_from_its_face_and_the_top_level_stays_small():
+    for face in _faces():
+        missing = [name for name in face.__all__ if not hasattr(face, name)]
+        assert not missing, face.__name__
+    assert len(torchrl_memory.__all__) <= 30
+    from torchrl_memory.ppo import RecurrentPPOTrainer  # a subpackage's face, not only its modules
+
+    assert RecurrentPPOTrainer is torchrl_memory.RecurrentPPOTrainer
+
+
+def test_former_top_level_names_still_resolve_with_a_warning_naming_their_home():
+    for name, home in torchrl_memory.MOVED.items():
+        with pytest.warns(DeprecationWarning, match=f"import it from {home}"):
+            obj = getattr(torchrl_memory, name)
+        assert obj is getattr(importlib.import_module(home), name)
     # the earlier spellings stay aliases of the new names
-    assert torchrl_memory.DqnConfig is torchrl_memory.DQNConfig and torchrl_memory.DqnTrainer is torchrl_memory.DQNTrainer
-    assert torchrl_memory.LstmActorCritic is torchrl_memory.LSTMActorCritic
+    with pytest.warns(DeprecationWarning):
+        assert torchrl_memory.DqnConfig is torchrl_memory.DQNConfig and torchrl_memory.LSTMActorCritic is torchrl_memory.ActorCritic
+    with pytest.raises(AttributeError):
+        torchrl_memory.no_such_name
+
+
+def test_every_public_class_and_function_has_a_docstring_of_its_own():
+    undocumented = []
+    for face in _faces():
+        for name in face.__all__:
+            obj = getattr(face, name)
+            own = obj.__dict__.get("__doc__") if inspect.isclass(obj) else obj.__doc__ if inspect.isfunction(obj) else "n/a"
+            if not (own or "").strip():
+                undocumented.append(f"{face.__name__}.{name}")
+    assert not undocumented
 
 
 def _patched_in_fresh_process(**env) -> bool:

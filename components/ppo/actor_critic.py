@@ -36,11 +36,18 @@ from .rollout_policy import make_rollout_policy
 
 
 @dataclass
-class LSTMActorCritic:
-    """The pieces of the agent; every one is a plain TorchRL/TensorDict module.
+class ActorCritic:
+    """The pieces of the PPO agent, whatever its memory; every one is a plain TorchRL/TensorDict module.
 
-    ``trunk`` is the ``LSTMModule`` or ``GRUModule`` (or, for the memoryless baseline
-    arm, an MLP writing the same ``embed`` key).
+    ``trunk`` is the ``PaddedLSTMModule`` or ``PaddedGRUModule`` (or, for the memoryless
+    baseline arm, an MLP writing the same ``embed`` key); built by ``make_actor_critic`` /
+    ``build_agent``, never by hand.
+
+    Example:
+        >>> agent = build_agent(PPOConfig(model="gru"), env)
+        >>> env = agent.prime(env)  # the trunk's recurrent state, stored per step
+        >>> collector = make_collector(env, agent.collect_policy, ...)
+        >>> loss = RecurrentPPOLoss(agent)
     """
 
     trunk: TensorDictModule
@@ -130,7 +137,7 @@ def make_lstm_actor_critic(
     action_key=ACTION,
     state_keys: tuple = (HIDDEN_H, HIDDEN_C),
     input_encoder: nn.Module | None = None,
-) -> LSTMActorCritic:
+) -> ActorCritic:
     """The LSTM arm, for a discrete or bounded continuous action spec.
 
     ``obs_key`` / ``action_key`` / ``state_keys`` bind it to an env whose entries have other names.
@@ -160,7 +167,7 @@ def make_gru_actor_critic(
     action_key=ACTION,
     state_key=HIDDEN,
     input_encoder: nn.Module | None = None,
-) -> LSTMActorCritic:
+) -> ActorCritic:
     """The GRU arm: a ``PaddedGRUModule`` trunk (TorchRL's ``GRUModule`` keys and primer), same heads."""
     _check_sizes(obs_dim, hidden_size)
     gru = PaddedGRUModule(
@@ -179,7 +186,7 @@ def make_mlp_actor_critic(
     obs_key=OBS,
     action_key=ACTION,
     input_encoder: nn.Module | None = None,
-) -> LSTMActorCritic:
+) -> ActorCritic:
     """The memoryless baseline: a 2-layer tanh MLP trunk in place of the LSTM, same heads and loss."""
     _check_sizes(obs_dim, hidden_size)
     net = nn.Sequential(
@@ -199,14 +206,14 @@ MODELS = {"lstm": make_lstm_actor_critic, "gru": make_gru_actor_critic, "mlp": m
 
 def make_actor_critic(
     model: str, obs_dim: int, action_spec: TensorSpec, hidden_size: int = 64, device: torch.device | str = "cpu", **keys
-) -> LSTMActorCritic:
+) -> ActorCritic:
     """``model`` is one of ``MODELS``: 'lstm', 'gru' or the memoryless 'mlp' baseline; ``keys`` go to its factory."""
     if model not in MODELS:
         raise UserError(f"model {model!r} (accepted: one of {list(MODELS)})")
     return MODELS[model](obs_dim, action_spec, hidden_size, device, **keys)
 
 
-def build_agent(config, env: EnvBase, device: torch.device | str = "cpu") -> LSTMActorCritic:
+def build_agent(config, env: EnvBase, device: torch.device | str = "cpu") -> ActorCritic:
     """The agent a ``PPOConfig`` describes, sized for ``env`` (trunk, width, image encoder)."""
     from ..envs.lookup import obs_dim_of
     from .image_encoder import make_input_encoder
@@ -231,7 +238,7 @@ def _check_sizes(obs_dim: int, hidden_size: int) -> None:
         raise ValueError(f"hidden_size must be >= 1, got {hidden_size}")
 
 
-def _with_heads(trunk: TensorDictModule, action_spec: TensorSpec, hidden_size: int, device, action_key=ACTION, input_encoder=None) -> LSTMActorCritic:
+def _with_heads(trunk: TensorDictModule, action_spec: TensorSpec, hidden_size: int, device, action_key=ACTION, input_encoder=None) -> ActorCritic:
     if isinstance(action_spec, (Categorical, OneHot)):
         n_actions = action_spec.space.n
         head = nn.Linear(hidden_size, n_actions, device=device)
@@ -282,10 +289,10 @@ def _with_heads(trunk: TensorDictModule, action_spec: TensorSpec, hidden_size: i
     vhead = nn.Linear(hidden_size, 1, device=device)
     _orthogonal_(vhead, 0.01)
     value_head = ValueOperator(vhead, in_keys=[EMBED], out_keys=[VALUE])
-    return LSTMActorCritic(
+    return ActorCritic(
         trunk=trunk, actor=actor, value_head=value_head, rollout_policy=TensorDictSequential(actor, value_head), input_encoder=input_encoder
     )
 
 
 #: the earlier spelling, kept as an alias
-LstmActorCritic = LSTMActorCritic
+LSTMActorCritic = LstmActorCritic = ActorCritic  # earlier names (it serves every trunk)

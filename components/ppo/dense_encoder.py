@@ -16,6 +16,8 @@ from torch import nn
 
 
 class DenseEncoder(nn.Module):
+    """POPGym's pre-encoder ahead of the memory: Linear(in_dim, out_dim), LayerNorm, LeakyReLU (``--encoder dense``)."""
+
     def __init__(self, in_dim: int, out_dim: int = 128, device: torch.device | str = "cpu"):
         super().__init__()
         self.in_dim, self.out_dim = in_dim, out_dim

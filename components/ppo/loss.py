@@ -22,7 +22,7 @@ from tensordict import TensorDict, TensorDictBase
 from torchrl.modules import set_recurrent_mode
 from torchrl.objectives import ClipPPOLoss
 
-from .actor_critic import LSTMActorCritic
+from .actor_critic import ActorCritic
 from ..keys import ADVANTAGE, MASK, VALUE_TARGET
 
 
@@ -34,9 +34,21 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
 
 
 class RecurrentPPOLoss(ClipPPOLoss):
+    """TorchRL's ``ClipPPOLoss`` over recurrent ``[B, T]`` minibatches (module docstring for what it adds).
+
+    Args:
+        actor_critic: the agent; its ``actor`` and ``value_head`` become the loss's networks.
+        clip_range: the ratio clip epsilon.
+        clip_range_vf: value clipping around the stored value (None or inf: plain MSE).
+        vf_coef: the value-loss coefficient (``critic_coeff``).
+        ent_coef: the entropy-bonus coefficient.
+        normalize_advantage: per-minibatch advantage normalisation through the validity mask.
+        mask_key: the minibatch entry that marks real (not padded) steps.
+    """
+
     def __init__(
         self,
-        actor_critic: LSTMActorCritic,
+        actor_critic: ActorCritic,
         clip_range: float = 0.2,
         clip_range_vf: float | None = 0.2,
         vf_coef: float = 0.5,

@@ -27,6 +27,7 @@ mode, which is exact.
 from __future__ import annotations
 
 import torch
+from tensordict.nn import dispatch
 from torch import nn
 from torchrl.modules import GRUModule, LSTMModule
 
@@ -52,6 +53,7 @@ class _PaddedRecurrentForward:
         encoder = getattr(self, "input_encoder", None)
         return x if encoder is None else encoder(x)
 
+    @dispatch  # keyword calls (module(obs=x, recurrent_state_h=h, ...)) as LSTMModule accepts them
     def forward(self, tensordict):
         states = self._stored_states(tensordict)
         if states is None or tensordict.ndim == 0:  # no stored state, or not a batch: TorchRL's path
@@ -119,6 +121,21 @@ class _PaddedRecurrentForward:
 
 
 class PaddedLSTMModule(_PaddedRecurrentForward, LSTMModule):
+    """TorchRL's ``LSTMModule`` with the fused padded forward (module docstring): same
+    constructor, keys, primer, ``set_recurrent_mode`` and keyword calls.
+
+    Args:
+        input_size, hidden_size, num_layers, ...: as ``LSTMModule`` (``nn.LSTM``'s arguments).
+        in_key / in_keys, out_key / out_keys: as ``LSTMModule``; the defaults read
+            ``[in_key, "recurrent_state_h", "recurrent_state_c", "is_init"]``.
+
+    Example:
+        >>> lstm = PaddedLSTMModule(input_size=3, hidden_size=8, in_key="observation", out_key="embed")
+        >>> env = env.append_transform(lstm.make_tensordict_primer())  # stores the state per step
+        >>> with set_recurrent_mode(True):  # a [B, T] window in one nn.LSTM call
+        ...     td = lstm(td)
+    """
+
     _num_states = 2
 
     def _rnn(self) -> nn.RNNBase:
@@ -126,6 +143,10 @@ class PaddedLSTMModule(_PaddedRecurrentForward, LSTMModule):
 
 
 class PaddedGRUModule(_PaddedRecurrentForward, GRUModule):
+    """TorchRL's ``GRUModule`` with the fused padded forward (module docstring): same constructor,
+    keys (``[in_key, "recurrent_state", "is_init"]``), primer, ``set_recurrent_mode`` and
+    keyword calls; see ``PaddedLSTMModule``."""
+
     _num_states = 1
 
     def _rnn(self) -> nn.RNNBase:

@@ -12,6 +12,15 @@ import torch
 
 
 class ReturnScaler:
+    """Divides rewards by the running std of each env's discounted return (module docstring: why).
+
+    Args:
+        num_envs: envs in the batch (one discounted-return accumulator each).
+        gamma: the discount of that return.
+        eps: added to the std before dividing.
+        clip: scaled rewards are clipped to [-clip, clip].
+    """
+
     def __init__(self, num_envs: int, gamma: float, eps: float = 1e-8, clip: float = 10.0):
         self.gamma, self.eps, self.clip = gamma, eps, clip
         self.running_return = torch.zeros(num_envs, dtype=torch.float64)

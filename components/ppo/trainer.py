@@ -66,6 +66,24 @@ def explained_variance(values: torch.Tensor, returns: torch.Tensor) -> float:
 
 
 class RecurrentPPOTrainer:
+    """One PPO update over a collected ``[num_envs, T]`` batch: epochs of recurrent minibatches
+    through ``RecurrentPPOLoss``, one flat global gradient-norm clip and one fused Adam step per
+    minibatch, the KL early stop, the learning-rate schedule, the non-finite-step skip and the
+    entropy-collapse guard. It is the PPO "update" role; the loop lives in the pipeline.
+
+    Args:
+        actor_critic: the agent (``build_agent``), whose trunk runs in recurrent mode here.
+        config: a ``PPOConfig``; validated again here.
+        on_entropy_collapse: called with the trainer before ``EntropyCollapseError`` is raised
+            (``entropy_guard="stop"``), e.g. to save a checkpoint first.
+
+    Example:
+        >>> trainer = RecurrentPPOTrainer(agent, cfg)
+        >>> for batch in collector:
+        ...     compute_gae(batch, agent, gamma=cfg.gamma, lmbda=cfg.gae_lambda)
+        ...     stats = trainer.train_step(batch)  # a TrainingStats of means over gradient steps
+    """
+
     def __init__(
         self,
         actor_critic: LSTMActorCritic,

@@ -5,6 +5,8 @@ from pathlib import Path
 
 
 def plot_learning_curve(train: list[dict], evals: list[dict], path: Path, title: str = "") -> Path:
+    """Writes ``path`` (PNG): training-episode returns with their moving mean, and the greedy
+    evaluations (mean and spread), over env steps; the rows are those of the run's JSONL logs."""
     import matplotlib
 
     matplotlib.use("Agg")

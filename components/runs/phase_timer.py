@@ -7,6 +7,8 @@ from typing import Iterator
 
 
 class PhaseTimer:
+    """Wall time per named phase of a run (collection, advantages, updates, evaluation), for the end-of-run split."""
+
     def __init__(self):
         self.start = time.perf_counter()
         self.seconds: dict[str, float] = {}

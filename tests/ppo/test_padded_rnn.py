@@ -78,3 +78,18 @@ def test_three_dim_batches_fold_into_rows_and_match_torchrl(cell):
     td = torch.stack([_rollout(), _rollout()], 0)  # [2, 4, 12]: leading dims folded into rows
     with set_recurrent_mode(True):
         torch.testing.assert_close(ours(td.clone())["y"], ref(td.clone())["y"], rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("cls,base", [(PaddedLSTMModule, LSTMModule), (PaddedGRUModule, GRUModule)])
+def test_keyword_calls_return_what_torchrls_module_returns(cls, base):
+    torch.manual_seed(0)
+    ours = cls(input_size=3, hidden_size=4, in_key="obs", out_key="feat")
+    theirs = base(input_size=3, hidden_size=4, in_key="obs", out_key="feat")
+    theirs.load_state_dict(ours.state_dict())
+    kwargs = {"obs": torch.randn(2, 3), "is_init": torch.tensor([[True], [False]])}
+    for key in ours.in_keys[1:-1]:
+        kwargs[key] = torch.randn(2, 1, 4)
+    got, want = ours(**kwargs), theirs(**kwargs)
+    assert isinstance(got, tuple) and len(got) == len(want) == len(ours.out_keys)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w)
