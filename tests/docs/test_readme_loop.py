@@ -4,7 +4,8 @@ from pathlib import Path
 
 import torch
 
-from torchrl_memory import evaluate, make_env, sync_obs_norm
+from torchrl_memory import make_env
+from torchrl_memory.runs import evaluate, sync_obs_norm
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 BUDGET = 50_000
