@@ -3,6 +3,10 @@
     python benchmarks/popgym_suite.py --steps 100000 --seeds 0 1 2
     python benchmarks/popgym_suite.py --envs RepeatFirstEasy --models lstm --steps 50000 --seeds 0
     python benchmarks/popgym_suite.py --envs MiniGrid-MemoryS7-v0 --models lstm mlp --name minigrid_memory_s7
+    python benchmarks/popgym_suite.py --preset popgym --envs CountRecallEasy --steps 1000000   # a named recipe
+
+Without ``--preset`` every run gets ``RECIPE`` below; with it, the pipeline applies that preset
+(components/presets/, the single source of the named recipes) instead.
 
 The score is POPGym's own: its envs scale rewards so that an episode's return lies in
 [-1, 1] (e.g. RepeatFirst pays +-1/(cards - 1) per step), so the mean greedy episodic
@@ -36,19 +40,21 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--steps", type=int, default=100_000)
     ap.add_argument("--name", default=None)
+    ap.add_argument("--preset", default=None, help="a pipeline preset (python pipelines/recurrent_ppo.py --preset list) in place of RECIPE")
     ap.add_argument("extra", nargs="*", help="extra pipeline arguments (after --)")
     args = ap.parse_args()
     from torchrl_memory.pipelines import recurrent_ppo
 
     rows = []
-    name = args.name or f"popgym_suite_{args.steps}"
+    recipe = ["--preset", args.preset] if args.preset else RECIPE
+    name = args.name or f"popgym_suite_{args.steps}" + (f"_{args.preset}" if args.preset else "")
     with tempfile.TemporaryDirectory() as root:
         for env in args.envs:
             for model in args.models:
                 for seed in args.seeds:
                     env_id = env if "-" in env else f"popgym-{env}-v0"  # full ids (MiniGrid-MemoryS7-v0) as they are
                     argv = ["--env", env_id, "--model", model, "--seed", str(seed), "--total-steps", str(args.steps),
-                            "--eval-every", "0", "--eval-episodes", "32", "--plot", "false", "--run-root", root, *RECIPE, *args.extra]
+                            "--eval-every", "0", "--eval-episodes", "32", "--plot", "false", "--run-root", root, *recipe, *args.extra]
                     t0 = time.time()
                     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
                         out = recurrent_ppo.main(argv)
@@ -60,7 +66,7 @@ def main() -> None:
                                  "train_curve": _train_curve(train, args.steps)})
                     print(json.dumps(rows[-1]), flush=True)
                     # written after every run, so a cut-off benchmark keeps what it measured
-                    save(name, {"steps": args.steps, "recipe": RECIPE + args.extra, "rows": rows, "summary": _summary(rows)})
+                    save(name, {"steps": args.steps, "recipe": recipe + args.extra, "rows": rows, "summary": _summary(rows)})
     for env, by_model in _summary(rows).items():
         print(env, {m: round(v["median"], 3) for m, v in by_model.items()})
 
