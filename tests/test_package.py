@@ -11,7 +11,7 @@ import pytest
 
 import torchrl_memory
 
-SUBPACKAGES = ["envs", "ppo", "dqn", "runs", "serve"]
+SUBPACKAGES = ["envs", "ppo", "dqn", "runs", "serve", "memory"]
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,0 +1,18 @@
+"""Memory models that run as a reset-aware parallel scan over time, with TorchRL's
+``LSTMModule`` conventions (keys, primer, sequential / recurrent modes).
+
+``MEMORY_MODELS`` maps a model name to its class; every class takes
+``(input_size, hidden_size, *, in_key(s), out_key(s), device, default_recurrent_mode, scan)``.
+``linear_scan`` / ``scan_loop`` are the shared recurrence (parallel, and its definition).
+"""
+from __future__ import annotations
+
+from .base import ScanMemoryModule
+from .ffm import FFMModule
+from .lru import LRUModule
+from .mingru import MinGRUModule
+from .scan import linear_scan, scan_loop
+
+MEMORY_MODELS: dict[str, type[ScanMemoryModule]] = {"ffm": FFMModule, "lru": LRUModule, "mingru": MinGRUModule}
+
+__all__ = ["FFMModule", "LRUModule", "MEMORY_MODELS", "MinGRUModule", "ScanMemoryModule", "linear_scan", "scan_loop"]
