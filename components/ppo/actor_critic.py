@@ -17,6 +17,7 @@ state keys at all.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -30,6 +31,7 @@ from torchrl.modules import GRUModule, LSTMModule, OneHotCategorical, Probabilis
 
 from ..config_validation import UserError
 from ..keys import ACTION, EMBED, HIDDEN, HIDDEN_C, HIDDEN_H, LOG_PROB, LOGITS, OBS, VALUE
+from ..memory import MEMORY_MODELS, ScanMemoryModule
 from .distributions import MultiCategorical
 from .padded_rnn import PaddedGRUModule, PaddedLSTMModule
 from .rollout_policy import make_rollout_policy
@@ -66,7 +68,7 @@ class ActorCritic:
     # --- keys, read from the modules ------------------------------------------------------
     @property
     def is_recurrent(self) -> bool:
-        return isinstance(self.trunk, (LSTMModule, GRUModule))
+        return isinstance(self.trunk, (LSTMModule, GRUModule, ScanMemoryModule))
 
     @property
     def obs_key(self):
@@ -201,13 +203,36 @@ def make_mlp_actor_critic(
     return _with_heads(TensorDictModule(net, in_keys=[obs_key], out_keys=[EMBED]), action_spec, hidden_size, device, action_key, input_encoder)
 
 
-MODELS = {"lstm": make_lstm_actor_critic, "gru": make_gru_actor_critic, "mlp": make_mlp_actor_critic}
+def make_scan_actor_critic(
+    model: str,
+    obs_dim: int,
+    action_spec: TensorSpec,
+    hidden_size: int = 64,
+    device: torch.device | str = "cpu",
+    obs_key=OBS,
+    action_key=ACTION,
+    state_key=HIDDEN,
+    input_encoder: nn.Module | None = None,
+) -> ActorCritic:
+    """A parallel-scan memory arm (``model`` in ``memory.MEMORY_MODELS``: 'mingru', 'ffm', 'lru'):
+    the trunk resets at ``is_init`` inside the scan and keeps its own initialisation (that of
+    its paper's reference code), same heads."""
+    _check_sizes(obs_dim, hidden_size)
+    trunk = MEMORY_MODELS[model](
+        _input_size(obs_dim, input_encoder), hidden_size, in_keys=[obs_key, state_key], out_keys=[EMBED, ("next", state_key)], device=device
+    )
+    _attach(trunk, input_encoder)
+    return _with_heads(trunk, action_spec, hidden_size, device, action_key, input_encoder)
+
+
+MODELS = {"lstm": make_lstm_actor_critic, "gru": make_gru_actor_critic, "mlp": make_mlp_actor_critic,
+          **{name: functools.partial(make_scan_actor_critic, name) for name in MEMORY_MODELS}}
 
 
 def make_actor_critic(
     model: str, obs_dim: int, action_spec: TensorSpec, hidden_size: int = 64, device: torch.device | str = "cpu", **keys
 ) -> ActorCritic:
-    """``model`` is one of ``MODELS``: 'lstm', 'gru' or the memoryless 'mlp' baseline; ``keys`` go to its factory."""
+    """``model`` is one of ``MODELS``: 'lstm', 'gru', a parallel-scan memory ('mingru', 'ffm', 'lru') or the memoryless 'mlp' baseline; ``keys`` go to its factory."""
     if model not in MODELS:
         raise UserError(f"model {model!r} (accepted: one of {list(MODELS)})")
     return MODELS[model](obs_dim, action_spec, hidden_size, device, **keys)

@@ -1,10 +1,12 @@
-"""Keys belong to the modules: the PPO pieces on an env whose observation is not "observation", LSTM / GRU / MLP."""
+"""Keys belong to the modules: the PPO pieces on an env whose observation is not "observation", every model (LSTM, GRU, the scan memories, MLP)."""
 import pytest
 import torch
 from torchrl.collectors import Collector
 from torchrl.envs import RenameTransform
 
-from torchrl_memory import PPOConfig, RecurrentPPOLoss, RecurrentPPOTrainer, compute_gae, make_actor_critic, make_env
+from torchrl_memory import PPOConfig, RecurrentPPOLoss, RecurrentPPOTrainer, compute_gae, make_env
+from torchrl_memory.ppo import make_actor_critic
+from torchrl_memory.ppo.actor_critic import MODELS
 from torchrl_memory.ppo.advantage import next_state_values
 
 N, T = 4, 16
@@ -17,7 +19,7 @@ def _collect(env, agent, frames=N * T):
     return batch
 
 
-@pytest.mark.parametrize("model", ["lstm", "gru", "mlp"])
+@pytest.mark.parametrize("model", list(MODELS))
 def test_ppo_pieces_run_on_a_renamed_observation_key(model):
     env = make_env("CartPoleNoVel", N, seed=0, normalize_obs=False)
     env.append_transform(RenameTransform(in_keys=["observation"], out_keys=["pixels"]))
@@ -43,7 +45,7 @@ def test_ppo_pieces_run_on_a_renamed_observation_key(model):
     assert any(not torch.equal(a, b) for a, b in zip(before, trainer.params))
 
 
-@pytest.mark.parametrize("model", ["lstm", "gru"])
+@pytest.mark.parametrize("model", [m for m in MODELS if m != "mlp"])
 def test_next_state_values_equal_the_stored_next_value_for_every_cell(model):
     """V(next) on continuing steps is the value the collector stored at t+1: the state is read by the trunk's keys."""
     env = make_env("CartPole-v1", N, seed=1, normalize_obs=False)

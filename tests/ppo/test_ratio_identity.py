@@ -1,14 +1,18 @@
-"""Re-evaluating a fresh rollout with unchanged weights gives ratio 1 exactly, for the LSTM and the GRU,
-collected by the pipeline's fused policy step and by the sequential TorchRL-module policy."""
+"""Re-evaluating a fresh rollout with unchanged weights gives ratio 1 exactly, for every memory model
+(LSTM, GRU and the parallel-scan ones), collected by the pipeline's fused policy step and by the sequential TorchRL-module policy."""
 import pytest
 import torch
 from torchrl.collectors import Collector
 from torchrl.envs import InitTracker, RewardSum, StepCounter, TransformedEnv
 from torchrl.modules import set_recurrent_mode
 
-from torchrl_memory import CartPoleEnv, RecurrentPPOLoss, make_actor_critic
+from torchrl_memory import CartPoleEnv, RecurrentPPOLoss
+from torchrl_memory.ppo import make_actor_critic
 from torchrl_memory.keys import ADVANTAGE, LOG_PROB, MASK, VALUE, VALUE_TARGET
+from torchrl_memory.ppo.actor_critic import MODELS
 from torchrl_memory.ppo.advantage import compute_gae
+
+RECURRENT = [m for m in MODELS if m != "mlp"]
 
 T, N, MAX_STEPS = 10, 8, 15
 
@@ -18,28 +22,37 @@ def _train_keys(agent):
 
 
 def _rollout_with_all_boundaries(model, policy="collect_policy"):
-    """A window (not the first) with a mid-window termination, a truncation and a termination at T-1."""
-    env = TransformedEnv(CartPoleEnv(N, seed=3, max_episode_steps=MAX_STEPS), InitTracker())
-    env.append_transform(StepCounter())
-    env.append_transform(RewardSum())
-    agent = make_actor_critic(model, 4, env.action_spec, hidden_size=16)
-    env = agent.prime(env)
-    # a policy far from uniform, so that any state error shows in the log-probs
-    for module in agent.actor.modules():
-        if isinstance(module, torch.nn.Linear):
-            torch.nn.init.normal_(module.weight, std=2.0)
-    collector = Collector(env, getattr(agent, policy), frames_per_batch=N * T, total_frames=-1)
-    for i, batch in enumerate(collector):
-        term = batch["next", "terminated"].squeeze(-1)
-        trunc = batch["next", "truncated"].squeeze(-1) & ~term
-        if i > 0 and term[:, :-1].any() and trunc.any() and term[:, -1].any():
-            collector.shutdown()
-            return agent, batch
-        assert i < 200, "no window with every boundary kind found"
+    """A window (not the first) with a mid-window termination, a truncation and a termination at T-1.
+
+    The policy heads are drawn far from uniform, so that any state error shows in the log-probs;
+    where the largest spread makes the policy so sure of itself that episodes never reach the
+    truncation (a scan trunk's features are larger than an LSTM's), a smaller one is tried.
+    """
+    for std in (2.0, 0.5, 0.1):
+        env = TransformedEnv(CartPoleEnv(N, seed=3, max_episode_steps=MAX_STEPS), InitTracker())
+        env.append_transform(StepCounter())
+        env.append_transform(RewardSum())
+        agent = make_actor_critic(model, 4, env.action_spec, hidden_size=16)
+        env = agent.prime(env)
+        trunk = set(agent.trunk.modules())
+        for module in agent.actor.modules():
+            if isinstance(module, torch.nn.Linear) and module not in trunk:  # the heads only: a scan trunk keeps its init
+                torch.nn.init.normal_(module.weight, std=std)
+        collector = Collector(env, getattr(agent, policy), frames_per_batch=N * T, total_frames=-1)
+        for i, batch in enumerate(collector):
+            term = batch["next", "terminated"].squeeze(-1)
+            trunc = batch["next", "truncated"].squeeze(-1) & ~term
+            if i > 0 and term[:, :-1].any() and trunc.any() and term[:, -1].any():
+                collector.shutdown()
+                return agent, batch
+            if i == 100:
+                break
+        collector.shutdown()
+    raise AssertionError("no window with every boundary kind found")
 
 
 @pytest.mark.parametrize("policy", ["collect_policy", "rollout_policy"])
-@pytest.mark.parametrize("model", ["lstm", "gru"])
+@pytest.mark.parametrize("model", RECURRENT)
 def test_fresh_rollout_reevaluates_to_ratio_one(model, policy):
     agent, batch = _rollout_with_all_boundaries(model, policy)
     # the window start carries a non-zero state from the previous window
@@ -64,9 +77,9 @@ def test_fresh_rollout_reevaluates_to_ratio_one(model, policy):
     assert (log_prob - batch[LOG_PROB]).abs().max() < 1e-5
 
 
-@pytest.mark.parametrize("model", ["lstm", "gru"])
+@pytest.mark.parametrize("model", RECURRENT)
 def test_zeroed_window_start_state_breaks_the_identity(model):
-    """Control: the reference trainer's zeroed window-start state does not reproduce the log-probs."""
+    """Control: a window-start state zeroed instead of the stored one does not reproduce the log-probs."""
     agent, batch = _rollout_with_all_boundaries(model)
     td = batch.select(*agent.in_keys, "action").clone()
     for key in agent.state_keys:
