@@ -14,3 +14,8 @@ MASK = "mask"
 EPISODE_REWARD = "episode_reward"
 STEP_COUNT = "step_count"
 HIDDEN = "recurrent_state"  # the GRU state (TorchRL GRUModule default name)
+# the env's own entries (TorchRL's defaults; an env with other names passes its own, e.g. env.reward_key)
+REWARD = "reward"
+DONE = "done"
+TERMINATED = "terminated"
+TRUNCATED = "truncated"

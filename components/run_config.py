@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .config_validation import ConfigError, UserError, check, check_choice, check_int
+from .config_validation import ConfigError, UserError, check, check_choice, check_divisor, check_int
 
 LOGGERS = ("csv", "tensorboard", "wandb")
+#: the largest seed: torch's and the envs' generators take 64-bit seeds, and the seeds derived
+#: from it (evaluation, workers: seed + a few million at most) must fit too
+MAX_SEED = 2**63 - 1
+DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:[0-9]+)?")
 
 
 def knob(default: Any, help: str, choices: tuple | None = None) -> Any:
@@ -59,14 +64,12 @@ class RunConfig:
         check("env_id", self.env_id, isinstance(self.env_id, str) and bool(self.env_id), "a gymnasium id or a built-in task")
         check_int("total_steps", self.total_steps, 1)
         check_int("num_envs", self.num_envs, 1)
-        check_int("env_workers", self.env_workers, 1, self.num_envs)
-        check("env_workers", self.env_workers, self.num_envs % self.env_workers == 0, f"a divisor of num_envs={self.num_envs}")
-        check_int("collector_workers", self.collector_workers, 1, self.num_envs)
-        check("collector_workers", self.collector_workers, self.num_envs % self.collector_workers == 0, f"a divisor of num_envs={self.num_envs}")
+        check_divisor("env_workers", self.env_workers, "num_envs", self.num_envs)
+        check_divisor("collector_workers", self.collector_workers, "num_envs", self.num_envs)
         if self.collector_workers > 1 and self.env_workers > 1:
             raise ConfigError(f"collector_workers = {self.collector_workers} with env_workers = {self.env_workers} (accepted: one of them > 1; collector worker processes cannot start env worker processes)")
-        check_int("seed", self.seed, 0)
-        check("device", self.device, isinstance(self.device, str) and (self.device in ("auto", "cpu") or self.device.startswith("cuda")), "'auto', 'cpu' or 'cuda[:N]'")
+        check_int("seed", self.seed, 0, MAX_SEED)
+        check("device", self.device, isinstance(self.device, str) and DEVICE_PATTERN.fullmatch(self.device) is not None, "'auto', 'cpu', 'cuda' or 'cuda:N'")
         check_int("num_threads", self.num_threads, 0)
         check_int("eval_every", self.eval_every, 0)
         check_int("eval_episodes", self.eval_episodes, 1)

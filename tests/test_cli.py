@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from torchrl_memory import DQNConfig, PPOConfig, presets, run_main
+from torchrl_memory import DQNConfig, PPOConfig, UserError, presets, run_main
 from torchrl_memory.cli import build_parser, resolve_run_config
 
 
@@ -90,3 +90,16 @@ def test_help_groups_options_by_owner():
     section = text[text.index("\nPPO:"):text.index("\nlogging:")]
     assert "--clip-range" in section and "--num-envs" not in section
     assert "\nDQN:" in build_parser(DQNConfig, "").format_help()
+
+
+def test_a_suite_env_that_needs_a_missing_optional_package_names_that_package(capsys, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mazelib" else real(name, *a))
+    from torchrl_memory.envs import parse_env_id
+
+    with pytest.raises(UserError) as err:
+        parse_env_id("popgym-LabyrinthEscapeEasy-v0")
+    line = str(err.value)
+    assert "is registered only when the 'mazelib' package is installed (pip install mazelib)" in line

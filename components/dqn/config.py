@@ -45,8 +45,10 @@ class DQNConfig(RunConfig):
         check_float("gamma", self.gamma, 0.0, 1.0)
         check_float("learning_rate", self.learning_rate, 0.0, low_open=True)
         check_int("buffer_capacity", self.buffer_capacity, 1)
-        check_int("min_replay_size", self.min_replay_size, 1, self.buffer_capacity)
-        check_int("batch_size", self.batch_size, 1, self.min_replay_size)
+        check_int("min_replay_size", self.min_replay_size, 1, self.buffer_capacity, high_from="buffer_capacity")
+        check_int("batch_size", self.batch_size, 1, self.min_replay_size, high_from="min_replay_size")
+        # no gradient step before min_replay_size transitions are stored: a smaller budget trains nothing
+        check_int("total_steps", self.total_steps, self.min_replay_size, low_from="min_replay_size")
         check_int("target_update_freq", self.target_update_freq, 1)
         if self.target_update_tau is not None:
             check_float("target_update_tau", self.target_update_tau, 0.0, 1.0, low_open=True)

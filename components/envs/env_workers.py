@@ -1,7 +1,7 @@
 """``--env-workers N``: a gymnasium env's copies stepped in N processes by TorchRL's ``ParallelEnv``.
 
 Each worker holds ``num_envs / N`` copies under our one-process gymnasium backend
-(``gym_backend.py``); ``ParallelEnv`` steps the workers in parallel and returns a
+(``gym_backend.py``; ``make_env`` picks this module or that one); ``ParallelEnv`` steps the workers in parallel and returns a
 ``[N, num_envs / N]`` batch, which ``MergeEnvWorkers`` presents as ``[num_envs]``, so
 every transform, policy and collector downstream sees the layout of the one-process env.
 
@@ -29,6 +29,9 @@ import torch
 from tensordict import TensorDictBase
 from torchrl.envs import ParallelEnv, TransformedEnv
 from torchrl.envs.transforms import BatchSizeTransform
+
+from ..worker_signals import leave_interrupts_to_the_main_process
+from .gym_backend import make_gym_vector_env
 
 
 def _flatten(td: TensorDictBase) -> TensorDictBase:
@@ -63,9 +66,6 @@ class _MergedWorkersEnv(TransformedEnv):
 
 
 def _worker_env(gym_id: str, registration, num_envs: int, seed: int, wrappers: list | None):
-    from .gym_backend import make_gym_vector_env
-    from ..runs.interrupts import leave_interrupts_to_the_main_process
-
     leave_interrupts_to_the_main_process()
     # A fresh worker process has imported no suite (popgym, minigrid, a user's module:id):
     # it gets the id's registration from the parent instead.

@@ -12,7 +12,8 @@ Ids:
     registered ids, ``module:id``, and POPGym / MiniGrid ids, whose suite is imported
     on demand.
 
-Every env gets, in order: the observation encoder when the observation is not
+Every env gets, in order: for a gymnasium env, the check that stops a run at a NaN or inf
+observation or reward (``finite_check.py``); the observation encoder when the observation is not
 already one flat float vector (``encoders.py``), the POMDP transforms, optionally the
 previous action and reward, optional running observation normalisation,
 ``InitTracker``, ``StepCounter`` and ``RewardSum``. A recurrent
@@ -22,9 +23,12 @@ agent adds its own state primer (``agent.prime(env)``, from its trunk's
 """
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import re
 from dataclasses import dataclass
 
+import gymnasium as gym
 import torch
 from torchrl.data import Bounded, Categorical, OneHot
 from torchrl.envs import EnvBase, InitTracker, RewardSum, StepCounter, TransformedEnv
@@ -32,8 +36,10 @@ from torchrl.envs import EnvBase, InitTracker, RewardSum, StepCounter, Transform
 from ..config_validation import UserError
 from .cartpole import CartPoleEnv
 from .encoders import EncodeObservation
+from .env_workers import parallel_gym_env
+from .finite_check import CheckFiniteEnvData
 from .fused_step import NativeTransformedEnv
-from .gym_backend import make_gym_vector_env, resolve_wrapper
+from .gym_backend import describe_gym_env, make_gym_vector_env, resolve_wrapper
 from .minigrid_memory import MEMORY_ID, MiniGridMemoryEnv
 from .minigrid_wrappers import NavigationActions
 from .obs_norm import RunningObsNorm
@@ -62,9 +68,19 @@ class EnvSpec:
 SUITES = {"popgym-": "popgym", "MiniGrid-": "minigrid", "BabyAI-": "minigrid", "ALE/": "ale_py"}
 
 
-def _import_suite(module: str, env_id: str) -> None:
-    import importlib
+#: env ids a suite registers only when an optional package of its own imports -> that package
+OPTIONAL_DEPENDENCIES = {"popgym-Labyrinth": "mazelib"}
 
+
+def _optional_dependency(name: str) -> str | None:
+    """The package that ``name``'s suite needs before it registers ``name`` and that is missing, if any."""
+    for prefix, package in OPTIONAL_DEPENDENCIES.items():
+        if name.startswith(prefix) and importlib.util.find_spec(package) is None:
+            return package
+    return None
+
+
+def _import_suite(module: str, env_id: str) -> None:
     try:
         importlib.import_module(module)
     except ImportError as err:
@@ -100,8 +116,6 @@ def parse_env_id(env_id: str) -> EnvSpec:
         name = name[7:]
         if MEMORY_ID.fullmatch(name):
             _import_suite("minigrid", env_id)  # the tables are built by minigrid's own code
-            import gymnasium as gym
-
             if name in gym.registry:
                 return EnvSpec("native", "MiniGridMemory", gym_id=name)
         native_asked = True  # a built-in task below, or an error
@@ -125,8 +139,6 @@ def parse_env_id(env_id: str) -> EnvSpec:
         return EnvSpec("native", "TMaze", corridor_length=n)
     if native_asked:
         raise UserError(f"env id {env_id!r}: no tensor-native version (accepted: {NATIVE_GYM_IDS}, or a built-in task {', '.join(BUILTIN_IDS)})")
-    import gymnasium as gym
-
     name = _popgym_alias(name)
     if ":" in name:  # gymnasium's "module:id": import the module, which registers the id
         module, name = name.split(":", 1)
@@ -135,6 +147,8 @@ def parse_env_id(env_id: str) -> EnvSpec:
         for prefix, module in SUITES.items():
             if name.startswith(prefix):
                 _import_suite(module, env_id)
+    if name not in gym.registry and (needs := _optional_dependency(name)) is not None:
+        raise UserError(f"env id {env_id!r} is registered only when the {needs!r} package is installed (pip install {needs})")
     if name not in gym.registry:
         raise UserError(
             f"unknown env id {env_id!r} (accepted: a built-in task {', '.join(BUILTIN_IDS)}; {NATIVE_GYM_IDS}; a registered gymnasium id; "
@@ -159,7 +173,10 @@ def _base_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int, wra
             env = TMazeEnv(spec.corridor_length, num_envs=num_envs, device=device, seed=seed)
         return env, [OBS], f"Box({env.obs_dim},) float32", env.max_episode_steps
     gym_id = "CartPole-v1" if spec.base == "CartPole" else spec.base
-    return make_gym_vector_env(gym_id, num_envs, device, seed, wrappers, env_workers)
+    if env_workers > 1:
+        keys, described, limit = describe_gym_env(gym_id, wrappers)
+        return parallel_gym_env(gym_id, num_envs, env_workers, device, seed, wrappers), keys, described, limit
+    return make_gym_vector_env(gym_id, num_envs, device, seed, wrappers)
 
 
 def _native_memory_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int, wrappers: list | None):
@@ -219,6 +236,8 @@ def make_env(
     env = (NativeTransformedEnv if spec.backend == "native" else TransformedEnv)(base, auto_unwrap=False)
     env.max_episode_steps = limit
     check_action_spec_supported(env, env_id)
+    if spec.backend == "gym":  # a gymnasium env's NaN or inf stops the run where it appears (the native envs have none)
+        env.append_transform(CheckFiniteEnvData(obs_keys, env_id))
     obs_spec = env.observation_spec
     flat = obs_keys == [OBS] and obs_spec[OBS].dtype.is_floating_point and len(obs_spec[OBS].shape) == len(env.batch_size) + 1
     encoder = None

@@ -19,6 +19,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 from gymnasium import spaces
+from torchrl.envs import GymWrapper
 
 from ..config_validation import UserError
 
@@ -37,16 +38,23 @@ class TupleAsDict(gym.ObservationWrapper):
 
 
 class NumericInfo(gym.Wrapper):
-    """Drops ``info`` entries that are not numbers (POPGym's HigherLower reports its card as text):
-    TorchRL's info reader registers every entry it meets and fails on strings."""
+    """Drops ``info`` entries that are not numbers (POPGym's HigherLower reports its card as text)
+    and gives every numeric one float64 (flags stay bool).
+
+    TorchRL's info reader registers every entry it meets, fails on strings, and fixes an
+    entry's dtype from the first step it sees: FrozenLake's and CliffWalking's ``prob`` is the
+    integer 1 after a reset and a float after a step, which breaks the final-observation swap
+    and the collector's stacking of steps (int64 vs float64)."""
 
     @staticmethod
     def _numeric(info: dict) -> dict:
         out = {}
         for k, v in info.items():
             arr = np.asarray(v)
-            if arr.dtype.kind in "biuf":
+            if arr.dtype.kind == "b":
                 out[k] = v
+            elif arr.dtype.kind in "iuf":
+                out[k] = arr.astype(np.float64)
         return out
 
     def reset(self, **kwargs):
@@ -115,13 +123,9 @@ def episode_limit(env: gym.Env) -> int | None:
     return int(limit) if isinstance(limit, (int, np.integer)) and limit > 0 else None
 
 
-def make_gym_vector_env(gym_id: str, num_envs: int, device: torch.device, seed: int, wrappers: list | None = None, workers: int = 1):
-    """(TorchRL env, its observation keys, a description of the original observation space,
-    the episode step limit or ``None``).
-
-    ``workers > 1``: the copies are stepped in that many processes (``env_workers.py``)."""
-    from torchrl.envs import GymWrapper
-
+def describe_gym_env(gym_id: str, wrappers: list | None = None) -> tuple[list, str, int | None]:
+    """(observation keys, a description of the original observation space, the episode step
+    limit or ``None``) of ``gym_id`` under the user's ``wrappers``, read from one probe copy."""
     user = [resolve_wrapper(w) for w in (wrappers or [])]
     try:
         probe = gym.make(gym_id)
@@ -135,16 +139,22 @@ def make_gym_vector_env(gym_id: str, num_envs: int, device: torch.device, seed: 
     keys = list(space.spaces) if isinstance(space, spaces.Dict) else ["observation"]
     limit = episode_limit(probe)
     probe.close()
+    return keys, described, limit
+
+
+def make_gym_vector_env(gym_id: str, num_envs: int, device: torch.device, seed: int, wrappers: list | None = None):
+    """(TorchRL env, its observation keys, a description of the original observation space,
+    the episode step limit or ``None``): ``num_envs`` copies stepped in this process.
+
+    Copies stepped in worker processes: ``env_workers.parallel_gym_env`` (``make_env`` chooses)."""
+    keys, described, limit = describe_gym_env(gym_id, wrappers)
+    user = [resolve_wrapper(w) for w in (wrappers or [])]
 
     def prepare(env: gym.Env) -> gym.Env:
         for w in user:
             env = w(env)
         return _readable(env)
 
-    if workers > 1:
-        from .env_workers import parallel_gym_env
-
-        return parallel_gym_env(gym_id, num_envs, workers, device, seed, wrappers), keys, described, limit
     vec = gym.make_vec(
         gym_id, num_envs=num_envs, vectorization_mode="sync",
         vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}, wrappers=[prepare],

@@ -20,6 +20,8 @@ import functools
 import re
 from dataclasses import dataclass
 
+import gymnasium as gym
+import numpy as np
 import torch
 from torchrl.data import Bounded, Categorical, Unbounded
 
@@ -59,9 +61,7 @@ def _layout_key(env) -> tuple:
 @functools.lru_cache(maxsize=None)
 def memory_tables(gym_id: str) -> MemoryTables:
     """Runs minigrid's env ``gym_id`` through every (layout, cell, direction, action) once."""
-    import gymnasium as gym
-    import minigrid  # noqa: F401  (registers the MiniGrid ids)
-    import numpy as np
+    import minigrid  # noqa: F401  (optional package, imported when its tables are first needed: registers the MiniGrid ids)
 
     m = MEMORY_ID.fullmatch(gym_id)
     if m is None:

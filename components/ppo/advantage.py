@@ -25,7 +25,7 @@ from torchrl.objectives.value.functional import generalized_advantage_estimate
 
 from .actor_critic import LSTMActorCritic
 from .reward_scaling import ReturnScaler
-from ..keys import ADVANTAGE, VALUE, VALUE_TARGET
+from ..keys import ADVANTAGE, REWARD, TERMINATED, TRUNCATED, VALUE, VALUE_TARGET
 
 
 @torch.no_grad()
@@ -64,17 +64,25 @@ def gae_from_values(
     value_key=VALUE,
     advantage_key=ADVANTAGE,
     value_target_key=VALUE_TARGET,
+    reward_key=REWARD,
+    terminated_key=TERMINATED,
+    truncated_key=TRUNCATED,
 ) -> TensorDictBase:
     """GAE from the stored ``state_value`` and given next-state values (``[N, T, 1]``).
 
     ``terminated`` stops the bootstrap; ``terminated | truncated`` cuts the trace.
     With a ``reward_scaler`` the rewards are first divided by the running std of
-    the discounted return (the scaler is updated with this window).
+    the discounted return (the scaler is updated with this window). The reward and
+    done entries are read under the env's keys (``reward_key``, ``terminated_key``,
+    ``truncated_key``; TorchRL's names by default).
     """
     nxt = batch.get("next")
-    terminated = nxt.get("terminated")
-    done = terminated | nxt.get("truncated")
-    reward = nxt.get("reward")
+    missing = [k for k in (reward_key, terminated_key, truncated_key) if nxt.get(k, None) is None]
+    if missing:
+        raise KeyError(f"gae_from_values: batch['next'] lacks {missing} (an env with other names: pass its keys, e.g. reward_key=env.reward_key)")
+    terminated = nxt.get(terminated_key)
+    done = terminated | nxt.get(truncated_key)
+    reward = nxt.get(reward_key)
     if reward_scaler is not None:
         reward_scaler.update(reward, done)
         reward = reward_scaler.scale(reward)
@@ -95,9 +103,17 @@ def compute_gae(
     reward_scaler: ReturnScaler | None = None,
     advantage_key=ADVANTAGE,
     value_target_key=VALUE_TARGET,
+    reward_key=REWARD,
+    terminated_key=TERMINATED,
+    truncated_key=TRUNCATED,
 ) -> TensorDictBase:
-    """Writes ``advantage`` and ``value_target`` into a ``[num_envs, T]`` rollout (the agent's value key is read)."""
+    """Writes ``advantage`` and ``value_target`` into a ``[num_envs, T]`` rollout.
+
+    The agent's own keys are read from it (``value_key``, ``obs_key``, ``state_keys``); the
+    env's reward and done entries come as arguments (``reward_key=env.reward_key`` for an env
+    that renames them), TorchRL's names by default."""
     return gae_from_values(
         batch, next_state_values(batch, actor_critic), gamma, lmbda, reward_scaler,
         value_key=actor_critic.value_key, advantage_key=advantage_key, value_target_key=value_target_key,
+        reward_key=reward_key, terminated_key=terminated_key, truncated_key=truncated_key,
     )

@@ -37,8 +37,8 @@ class PPOConfig(RunConfig):
     backend: str = knob("local", "'local' (this machine's processes) or 'ray' (TorchRL RayCollector, one Ray worker per collector worker; pip install -e '.[ray]')", ("local", "ray"))
     ray_address: str | None = knob(None, "with --backend ray: the head's HOST:PORT (none = start a local Ray instance)")
     # model
-    model: str = knob("lstm", "trunk: 'lstm', 'gru', or 'mlp' for the memoryless baseline arm (same GAE, loss and trainer)", ("lstm", "gru", "mlp"))
-    hidden_size: int = knob(64, "LSTM / GRU / MLP width")
+    model: str = knob("lstm", "trunk: 'lstm', 'gru', a parallel-scan memory ('mingru', 'ffm', 'lru': one associative scan over the window, reset at every episode start inside it), or 'mlp' for the memoryless baseline arm (same GAE, loss and trainer)", ("lstm", "gru", "mingru", "ffm", "lru", "mlp"))
+    hidden_size: int = knob(64, "memory / MLP width (the LSTM, GRU or scan model's hidden size)")
     encoder: str = knob("auto", "observation encoder ahead of the trunk: 'cnn' (a small CNN over the image entry, e.g. MiniGrid's 7x7x3 view), 'flat' (the encoded vector as is), 'dense' (POPGym's pre-encoder: linear, layer-norm, leaky-relu, encoder_size wide), 'auto' (cnn when the observation holds an image)", ("auto", "flat", "cnn", "dense"))
     encoder_size: int = knob(128, "width of --encoder dense (POPGym's baselines: 128)")
     normalize_obs: bool = knob(True, "running observation normalisation (a frozen copy in evaluation)")
@@ -107,10 +107,12 @@ class PPOConfig(RunConfig):
         check_float("learning_rate", self.learning_rate, 0.0, low_open=True)
         check_float("lr_floor", self.lr_floor, 0.0, 1.0)
         check_int("n_epochs", self.n_epochs, 1)
-        check_int("envs_per_minibatch", self.envs_per_minibatch, 1, self.num_envs)
+        check_int("envs_per_minibatch", self.envs_per_minibatch, 1, self.num_envs, high_from="num_envs")
         if self.chunk_len is not None:
-            check_int("chunk_len", self.chunk_len, 1, self.rollout_len)
-            check("chunk_len", self.chunk_len, self.rollout_len % self.chunk_len == 0, f"a divisor of rollout_len={self.rollout_len} (or none)")
+            check("chunk_len", self.chunk_len, isinstance(self.chunk_len, int) and not isinstance(self.chunk_len, bool) and self.chunk_len >= 1
+                  and self.rollout_len % self.chunk_len == 0, f"a divisor of rollout_len={self.rollout_len} (or none)")
+        # one update takes a whole [num_envs, rollout_len] rollout: a smaller budget would train on nothing
+        check_int("total_steps", self.total_steps, self.frames_per_batch, low_from="num_envs * rollout_len")
         check_float("gamma", self.gamma, 0.0, 1.0)
         check_float("gae_lambda", self.gae_lambda, 0.0, 1.0)
         check_float("clip_range", self.clip_range, 0.0, low_open=True)

@@ -7,9 +7,10 @@ image sits in that vector (``EncodeObservation.image_part()``), reshapes it to
 (MiniGrid's direction one-hot, say). The trunk (LSTM, GRU or MLP) owns the encoder as
 a submodule, so it runs in the collector, the loss and the GAE bootstrap alike.
 
-Nets: for small grids (both sides <= 16, MiniGrid's 7x7 symbolic view) the three
-2x2 convolutions of the MiniGrid baselines (rl-starter-files); for pixels, the
-Nature-DQN stack (8/4, 4/2, 3/1). Custom because TorchRL's ``ConvNet`` takes
+Nets, by the shorter side of the image (``_conv_stack``): below 6 one 1x1 convolution per
+cell; up to 16 (MiniGrid's 7x7 symbolic view) the three 2x2 convolutions of the MiniGrid
+baselines (rl-starter-files); 17 to 35 (e.g. 32x32 pixels) a shallower strided stack
+(4/2, 3/2, 3/1); from 36 the Nature-DQN stack (8/4, 4/2, 3/1), which needs 36. Custom because TorchRL's ``ConvNet`` takes
 ``[C, H, W]`` input, and here the image arrives flattened inside a longer vector.
 """
 from __future__ import annotations
@@ -18,8 +19,34 @@ import torch
 from torch import nn
 
 from ..config_validation import UserError
+from ..envs.encoders import EncodeObservation
+from ..envs.lookup import find_transform, obs_dim_of
+from .dense_encoder import DenseEncoder
 
 ENCODERS = ("auto", "flat", "cnn", "dense")
+
+
+#: the shortest image side each conv stack takes (its convolutions leave at least one cell)
+NATURE_MIN_SIDE, MID_MIN_SIDE, GRID_MIN_SIDE = 36, 17, 6
+
+
+def _conv_stack(c: int, h: int, w: int) -> nn.Sequential:
+    """The convolutions for a ``c x h x w`` image, chosen by its shorter side."""
+    side = min(h, w)
+    if side < GRID_MIN_SIDE:  # too small for the 2x2 stack: one 1x1 convolution per cell
+        return nn.Sequential(nn.Conv2d(c, 16, 1), nn.ReLU(), nn.Flatten())
+    if side < MID_MIN_SIDE:
+        return nn.Sequential(
+            nn.Conv2d(c, 16, 2), nn.ReLU(), nn.MaxPool2d(2, ceil_mode=True),
+            nn.Conv2d(16, 32, 2), nn.ReLU(), nn.Conv2d(32, 64, 2), nn.ReLU(), nn.Flatten(),
+        )
+    if side < NATURE_MIN_SIDE:
+        return nn.Sequential(
+            nn.Conv2d(c, 32, 4, 2), nn.ReLU(), nn.Conv2d(32, 64, 3, 2), nn.ReLU(), nn.Conv2d(64, 64, 3, 1), nn.ReLU(), nn.Flatten(),
+        )
+    return nn.Sequential(
+        nn.Conv2d(c, 32, 8, 4), nn.ReLU(), nn.Conv2d(32, 64, 4, 2), nn.ReLU(), nn.Conv2d(64, 64, 3, 1), nn.ReLU(), nn.Flatten(),
+    )
 
 
 class ImageEncoder(nn.Module):
@@ -30,17 +57,7 @@ class ImageEncoder(nn.Module):
         h, w, c = shape if self.channels_last else (shape[1], shape[2], shape[0])
         self.in_dim, self.offset, self.shape = in_dim, offset, tuple(shape)
         self.size = h * w * c
-        if min(h, w) < 5:  # too small for the 2x2 stack: one 1x1 convolution per cell
-            self.cnn = nn.Sequential(nn.Conv2d(c, 16, 1), nn.ReLU(), nn.Flatten()).to(device)
-        elif max(h, w) <= 16:
-            self.cnn = nn.Sequential(
-                nn.Conv2d(c, 16, 2), nn.ReLU(), nn.MaxPool2d(2, ceil_mode=True),
-                nn.Conv2d(16, 32, 2), nn.ReLU(), nn.Conv2d(32, 64, 2), nn.ReLU(), nn.Flatten(),
-            ).to(device)
-        else:
-            self.cnn = nn.Sequential(
-                nn.Conv2d(c, 32, 8, 4), nn.ReLU(), nn.Conv2d(32, 64, 4, 2), nn.ReLU(), nn.Conv2d(64, 64, 3, 1), nn.ReLU(), nn.Flatten(),
-            ).to(device)
+        self.cnn = _conv_stack(c, h, w).to(device)
         with torch.no_grad():
             features = self.cnn(torch.zeros(1, c, h, w, device=device)).shape[-1]
         self.out_dim = features + in_dim - self.size
@@ -63,14 +80,9 @@ def make_input_encoder(choice: str, env, device: torch.device | str = "cpu", den
     """The encoder ``choice`` ('auto', 'flat', 'cnn', 'dense') asks for on ``env``: a CNN when the
     observation holds an image ('auto': whenever it does), POPGym's ``DenseEncoder`` ('dense',
     ``dense_size`` wide), else None (the flat vector as is)."""
-    from ..envs.encoders import EncodeObservation
-    from ..envs.lookup import find_transform, obs_dim_of
-
     if choice not in ENCODERS:
         raise UserError(f"encoder {choice!r} (accepted: {', '.join(ENCODERS)})")
     if choice == "dense":
-        from .dense_encoder import DenseEncoder
-
         return DenseEncoder(obs_dim_of(env), dense_size, device)
     encoder = find_transform(env, EncodeObservation)
     image = None if encoder is None else encoder.image_part()

@@ -10,7 +10,7 @@ What it adds on top of ``ClipPPOLoss``:
   mean(-log r), which can be negative), and clip fraction / entropy
   statistics taken through the mask;
 * a ``forward`` without ``ClipPPOLoss.forward``'s logging-only entries (below).
-Configured to the reference trainer's loss: MSE critic (not smooth-L1), ``critic_coeff =
+Configured as SB3's and CleanRL's PPO loss: MSE critic (not smooth-L1), ``critic_coeff =
 vf_coef``, value clipping max((v-R)^2, (v_clip-R)^2) when ``clip_range_vf`` is set.
 """
 from __future__ import annotations

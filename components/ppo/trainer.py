@@ -15,6 +15,7 @@ from typing import Callable
 import torch
 from tensordict import TensorDictBase
 
+from ..config_validation import UserError
 from .actor_critic import LSTMActorCritic
 from ..flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
 from .config import PPOConfig
@@ -26,8 +27,11 @@ class EntropyCollapseError(RuntimeError):
     """The policy entropy stayed below the threshold for ``patience`` consecutive updates."""
 
 
-class NonFiniteLossError(RuntimeError):
-    """Three gradient steps in a row had a non-finite loss or gradient norm."""
+class NonFiniteLossError(UserError, RuntimeError):
+    """Three gradient steps in a row had a non-finite loss or gradient norm.
+
+    The env's data is checked where it appears (``envs/finite_check.py``), so what is left is
+    a diverging update: a ``UserError`` (one line, exit 2) naming the settings that cause it."""
 
 
 MAX_NONFINITE_IN_A_ROW = 3
@@ -173,7 +177,9 @@ class RecurrentPPOTrainer:
                     if self.nonfinite_in_a_row >= MAX_NONFINITE_IN_A_ROW:
                         raise NonFiniteLossError(
                             f"{self.nonfinite_in_a_row} gradient steps in a row had a non-finite loss or gradient norm "
-                            f"(last loss {float(total)}, grad norm {float(grad_norm)})"
+                            f"(last loss {float(total)}, grad norm {float(grad_norm)}) at update {self.updates_done + 1}; "
+                            f"no update was applied from them (accepted: settings that keep the loss finite, e.g. a smaller "
+                            f"--learning-rate than {cfg.learning_rate:g}, or --reward-scaling true)"
                         )
                     continue
                 self.nonfinite_in_a_row = 0
@@ -184,7 +190,7 @@ class RecurrentPPOTrainer:
                     out["loss_objective"], value_loss, out["entropy"], total, out["clip_fraction"], out["kl_approx"], grad_norm,
                 ]).detach().to(sums.dtype)
                 if cfg.kl_stop == "epoch" and self._kl_trips(kl):
-                    # reference meaning: the step is applied, the rest of this epoch is skipped
+                    # kl_stop="epoch": the step is applied, the rest of this epoch is skipped, the next epoch runs
                     kl_stopped = True
                     break
             if kl_stopped and cfg.kl_stop == "update":

@@ -37,7 +37,8 @@ from torchrl.collectors import Collector, MultiAsyncCollector, MultiSyncCollecto
 from torchrl.envs import EnvBase, ExplorationType, Transform, TransformedEnv
 
 from ..config_validation import UserError
-from .interrupts import leave_interrupts_to_the_main_process
+from ..envs.factory import make_env
+from ..worker_signals import leave_interrupts_to_the_main_process
 from .lean_collector import LeanCollector
 
 BACKENDS = ("local", "ray")
@@ -56,8 +57,6 @@ class WorkerEnv:
     primer: Transform | None = None  # the agent's recurrent-state primer (``agent.primer()``)
 
     def __call__(self) -> TransformedEnv:
-        from ..envs.factory import make_env
-
         leave_interrupts_to_the_main_process()
         env = make_env(self.env_id, self.num_envs, self.device, self.seed, **self.env_kwargs)
         if self.primer is not None:
@@ -79,7 +78,7 @@ def check_workers(workers: int, num_envs: int, backend: str) -> None:
 
 def _start_ray(address: str | None, workers: int) -> None:
     try:
-        import ray
+        import ray  # optional (pip install -e '.[ray]'): imported only when --backend ray asks for it
     except ImportError:
         raise UserError("--backend ray needs the 'ray' package, which is not installed (pip install -e '.[ray]')") from None
     if not ray.is_initialized():
@@ -131,7 +130,7 @@ def make_collector(
             cat_results=0, update_at_each_batch=True,
         )
     _start_ray(ray_address, workers)
-    from torchrl.collectors.distributed import RayCollector
+    from torchrl.collectors.distributed import RayCollector  # imports ray: only on this path
 
     inner = RayCollector(
         # RayCollector stops at total_frames and reads -1 literally (0.14): "no limit" is a huge budget

@@ -19,6 +19,8 @@ from tensordict import TensorDictBase
 from torchrl.collectors import Collector
 from torchrl.envs import set_exploration_type
 
+from ..envs.finite_check import NonFiniteEnvDataError
+
 
 class LeanCollector(Collector):
     @property
@@ -49,11 +51,15 @@ class LeanCollector(Collector):
         carrier = self._carrier
         steps = []
         with set_exploration_type(self.exploration_type):
-            for _ in range(self.frames_per_batch):
+            for t in range(self.frames_per_batch):
                 out = policy(carrier)
                 if out is not carrier:
                     carrier.update(out, keys_to_update=keys)
-                step, following = env.step_and_maybe_reset(carrier)
+                try:
+                    step, following = env.step_and_maybe_reset(carrier)
+                except NonFiniteEnvDataError as err:  # where in this batch: the run's step count in the message
+                    err.steps_before = t * carrier.numel()
+                    raise
                 if step is not carrier:  # an env that returns a new tensordict: keep its "next" (as TorchRL does)
                     carrier.set("next", step.get("next"))
                 steps.append(carrier)

@@ -88,3 +88,16 @@ def test_next_values_use_real_final_observation_and_carried_state():
     assert not torch.equal(batch["next", OBS][env_i, t], batch[OBS][env_i, t + 1])
     assert batch["next", HIDDEN_H][env_i, t].abs().sum() > 0  # the carried state, not zeros
     assert abs(float(nv[env_i, t]) - float(batch[VALUE][env_i, t + 1])) > 1e-6
+
+
+def test_the_env_entries_are_read_under_the_keys_given():
+    renamed = _batch([0, 1, 0, 0], [0, 0, 1, 0])
+    nxt = renamed.get("next")
+    for old, new in (("reward", "r"), ("terminated", "term"), ("truncated", "trunc")):
+        nxt.rename_key_(old, new)
+    nv = torch.tensor(NV).reshape(1, 4, 1)
+    out = gae_from_values(renamed, nv, G, L, reward_key="r", terminated_key="term", truncated_key="trunc")
+    expected = gae_from_values(_batch([0, 1, 0, 0], [0, 0, 1, 0]), nv, G, L)
+    assert out[ADVANTAGE].tolist() == expected[ADVANTAGE].tolist()
+    with pytest.raises(KeyError):  # no silent fallback to TorchRL's names
+        gae_from_values(_batch([0, 0, 0, 0], [0, 0, 0, 0]), nv, G, L, reward_key="r")

@@ -71,3 +71,12 @@ def test_a_cnn_checkpoint_loads_and_predicts_from_raw_minigrid_observations(tmp_
     assert 0 <= int(action) < raw.action_space.n and state is not None
     action2, _ = policy.predict(obs, state, episode_start=np.array([False]))
     assert np.asarray(action2).shape == np.asarray(action).shape
+
+
+@pytest.mark.parametrize("side", list(range(1, 41)))
+def test_the_cnn_takes_images_of_every_side(side):
+    # 17-35 px used to fall to the Nature-DQN stack, which needs 36; 5 px to the 2x2 stack, which needs 6
+    for h, w in ((side, side), (side, 3 * side + 1)):
+        enc = ImageEncoder(h * w * 3 + 2, 1, (h, w, 3))
+        out = enc(torch.rand(2, h * w * 3 + 2))
+        assert out.shape == (2, enc.out_dim) and torch.isfinite(out).all()
