@@ -7,6 +7,7 @@ encoding and normalisation. Everything here is a TorchRL ``EnvBase`` or ``Transf
 from .cartpole import CartPoleEnv
 from .encoders import EncodeObservation
 from .factory import check_eval_env, make_env, parse_env_id
+from .finite_check import CheckFiniteEnvData, NonFiniteEnvDataError
 from .lookup import find_transform, native_base, obs_dim_of
 from .minigrid_memory import MiniGridMemoryEnv
 from .minigrid_wrappers import NavigationActions, OneHotSymbolicImage
@@ -17,7 +18,7 @@ from .prev_action import PreviousActionReward
 from .tmaze import TMazeEnv
 
 __all__ = [
-    "CartPoleEnv", "EncodeObservation", "Flicker", "MaskVelocity", "MiniGridMemoryEnv", "NativeEnvBase",
-    "NavigationActions", "OneHotSymbolicImage", "PreviousActionReward", "RunningObsNorm", "TMazeEnv",
+    "CartPoleEnv", "CheckFiniteEnvData", "EncodeObservation", "Flicker", "MaskVelocity", "MiniGridMemoryEnv", "NativeEnvBase",
+    "NavigationActions", "NonFiniteEnvDataError", "OneHotSymbolicImage", "PreviousActionReward", "RunningObsNorm", "TMazeEnv",
     "check_eval_env", "find_transform", "make_env", "native_base", "obs_dim_of", "parse_env_id",
 ]

@@ -87,6 +87,17 @@ class _Part:
 
 
 class EncodeObservation(Transform):
+    """Encodes the observation entries ``in_keys`` (any gymnasium space: Discrete, MultiDiscrete,
+    Box of any shape, Dict/Tuple of them) into one float vector at ``out_key``: small integer
+    ranges one-hot, larger ones scaled, uint8 images divided by 255 (``describe()`` prints the chain).
+
+    Args:
+        observation_spec: the env's observation ``Composite``.
+        in_keys: the entries to encode, in order.
+        out_key: where the vector goes.
+        batch_dims: leading batch dimensions of the entries.
+    """
+
     def __init__(self, observation_spec: Composite, in_keys: list, out_key: str = "observation", batch_dims: int = 1):
         super().__init__(in_keys=list(in_keys), out_keys=[out_key])
         self.parts = [_Part(k, observation_spec[k], batch_dims) for k in in_keys]

@@ -105,6 +105,8 @@ def _popgym_alias(name: str) -> str:
 
 
 def parse_env_id(env_id: str) -> EnvSpec:
+    """Reads an env id into the backend and task it names (``EnvSpec``), or a one-line
+    ``UserError`` listing what is accepted; imports a suite (popgym, minigrid) on demand."""
     if not isinstance(env_id, str) or not env_id:
         raise UserError(f"env id must be a non-empty string, got {env_id!r}")
     backend = "native"

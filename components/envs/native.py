@@ -19,6 +19,16 @@ from ..tensordict_speedups import tensordict_unchecked
 
 
 class NativeEnvBase(EnvBase):
+    """Base of the tensor-native envs: ``num_envs`` copies stepped as one batch of tensors on
+    ``device``, with their state as hidden entries and one seeded ``torch.Generator`` for every
+    random draw. A subclass declares its state spec and writes the batched reset and step.
+
+    Args:
+        num_envs: copies in the batch (``batch_size=[num_envs]``).
+        device: where the state and every output live.
+        seed: seeds the generator (None: nondeterministic).
+    """
+
     obs_dim: int = 0
 
     def __init__(self, num_envs: int = 1, device: torch.device | str = "cpu", seed: int | None = None):

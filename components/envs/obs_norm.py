@@ -17,6 +17,17 @@ from ..tensordict_speedups import set_unchecked
 
 
 class RunningObsNorm(Transform):
+    """Running mean/std observation normalisation (clipped to [-clip, clip]); a blank frame
+    (all zeros, e.g. FlickeringCartPole's) does not update the statistics, and ``frozen`` copies
+    used in evaluation never update them. The statistics are saved in checkpoints.
+
+    Args:
+        obs_dim: width of the observation vector.
+        in_key: the observation entry.
+        clip: bound of the normalised values.
+        eps: added to the variance.
+    """
+
     def __init__(self, obs_dim: int, in_key: str = "observation", clip: float = 10.0, eps: float = 1e-8):
         super().__init__(in_keys=[in_key], out_keys=[in_key])
         self.clip, self.eps = float(clip), float(eps)

@@ -17,6 +17,15 @@ from torchrl.envs.transforms import Transform
 
 
 class PreviousActionReward(Transform):
+    """Appends the previous action (one-hot for discrete actions) and reward to the observation
+    at ``in_key``, zeros at an episode's first step, as POPGym's baselines do (``--prev-action true``).
+
+    Args:
+        action_spec: the env's action spec (sets the width of the appended action).
+        in_key: the observation entry to extend.
+        action_key: where the env reads the action.
+    """
+
     def __init__(self, action_spec: TensorSpec, in_key: str = "observation", action_key: str = "action"):
         super().__init__(in_keys=[in_key], out_keys=[in_key])
         self.action_key = action_key

@@ -18,6 +18,16 @@ from .native import NativeEnvBase
 
 
 class TMazeEnv(NativeEnvBase):
+    """The T-maze memory task, batched: a cue (+1 or -1) shown only at the first step, then
+    ``corridor_length`` corridor steps, then a junction whose observation is the same for both
+    cues, where the turn must match the cue (+1, else -1) and the episode ends. A memoryless
+    policy scores 50%.
+
+    Args:
+        corridor_length: steps between the cue and the junction.
+        num_envs, device, seed: as ``NativeEnvBase``.
+    """
+
     obs_dim = 3
 
     def __init__(self, corridor_length: int = 10, num_envs: int = 1, device: torch.device | str = "cpu", seed: int | None = None):

@@ -50,6 +50,17 @@ def _conv_stack(c: int, h: int, w: int) -> nn.Sequential:
 
 
 class ImageEncoder(nn.Module):
+    """A small CNN over the image entry inside the encoded observation vector, with the other
+    entries passed through beside its features (``--encoder cnn``; the layers follow the image's
+    shorter side, so any size from 1 px works).
+
+    Args:
+        in_dim: width of the encoded observation vector.
+        offset: where the flattened image starts in it.
+        shape: the image's shape, channels last (HxWxC) or first.
+        device: where the layers live.
+    """
+
     def __init__(self, in_dim: int, offset: int, shape: tuple[int, int, int], device: torch.device | str = "cpu"):
         super().__init__()
         # channels last (HxWxC: MiniGrid, gymnasium pixels) unless the first side looks like channels
