@@ -41,6 +41,7 @@ from .finite_check import CheckFiniteEnvData
 from .fused_step import NativeTransformedEnv
 from .gym_backend import describe_gym_env, make_gym_vector_env, resolve_wrapper
 from .minigrid_memory import MEMORY_ID, MiniGridMemoryEnv
+from .popgym import NATIVE_POPGYM_IDS, make_native_popgym
 from .minigrid_wrappers import NavigationActions
 from .obs_norm import RunningObsNorm
 from .pomdp_transforms import Flicker, MaskVelocity
@@ -49,7 +50,7 @@ from .tmaze import TMazeEnv
 from ..keys import OBS
 
 BUILTIN_IDS = ("CartPole-v1", "CartPoleNoVel", "MaskedCartPole", "FlickeringCartPole[-p]", "TMaze[-corridor]")
-NATIVE_GYM_IDS = "native:MiniGrid-MemoryS<size>[Random]-v0"
+NATIVE_GYM_IDS = "native:MiniGrid-MemoryS<size>[Random]-v0, native:popgym-<Name><Easy|Medium|Hard>-v0"
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,12 @@ def parse_env_id(env_id: str) -> EnvSpec:
             _import_suite("minigrid", env_id)  # the tables are built by minigrid's own code
             if name in gym.registry:
                 return EnvSpec("native", "MiniGridMemory", gym_id=name)
+        if name in NATIVE_POPGYM_IDS:
+            return EnvSpec("native", "PopGym", gym_id=name)
+        if name.startswith("popgym-"):
+            raise UserError(f"env id {env_id!r}: no tensor-native version (accepted: native:popgym-<Name><Easy|Medium|Hard>-v0 for "
+                            f"{', '.join(sorted({n[7:].rsplit('-', 1)[0].replace('Easy', '').replace('Medium', '').replace('Hard', '') for n in NATIVE_POPGYM_IDS}))}; "
+                            f"or {name!r} itself, popgym's env through gymnasium)")
         native_asked = True  # a built-in task below, or an error
     if name in ("CartPole-v1", "CartPole"):
         return EnvSpec(backend, "CartPole")
@@ -164,11 +171,14 @@ def _base_env(spec: EnvSpec, num_envs: int, device: torch.device, seed: int, wra
     if spec.backend == "native":
         memory = spec.base == "MiniGridMemory"
         if wrappers and not memory:
-            raise UserError(f"env wrappers apply to gymnasium envs only (accepted here: gym:{spec.base}...)")
+            raise UserError(f"env wrappers apply to gymnasium envs only (accepted here: {spec.gym_id or 'gym:' + spec.base}...)")
         if env_workers > 1:
             raise UserError(f"env_workers = {env_workers}: the tensor-native envs step all copies in one batched call (accepted: 1, or a gymnasium id such as {spec.gym_id or 'gym:' + spec.base})")
         if memory:
             return _native_memory_env(spec, num_envs, device, seed, wrappers)
+        if spec.base == "PopGym":
+            env = make_native_popgym(spec.gym_id, num_envs, device, seed)
+            return env, [OBS], f"Box({env.obs_dim},) float32 (tensor-native {spec.gym_id}, one-hot codes as on the gymnasium path)", env.max_episode_steps
         if spec.base == "CartPole":
             env = CartPoleEnv(num_envs=num_envs, device=device, seed=seed)
         else:
@@ -247,7 +257,9 @@ def make_env(
         encoder = EncodeObservation(obs_spec, obs_keys, OBS, batch_dims=len(env.batch_size))
         env.append_transform(encoder)
     obs_dim = env.observation_spec[OBS].shape[-1]
-    normalize_obs = normalize_obs and (encoder is None or encoder.has_float)
+    # one-hot codes get no running normalisation: on the gymnasium path the encoder says so, a native env by its flag
+    one_hot = (encoder is not None and not encoder.has_float) or getattr(base, "one_hot_observation", False)
+    normalize_obs = normalize_obs and not one_hot
     env.observation_description = f"obs: {described}" + ("" if encoder is None else f" -> {encoder.describe()}")
     if spec.mask_velocity:
         env.append_transform(MaskVelocity((1, 3)))
@@ -262,7 +274,7 @@ def make_env(
         env.observation_description += f" + previous action and reward ({transform.extra})"
     if normalize_obs:
         env.append_transform(RunningObsNorm(obs_dim))
-    elif encoder is not None:
+    elif one_hot:
         env.observation_description += " (one-hot codes: no running normalisation)"
     env.append_transform(InitTracker())
     env.append_transform(StepCounter())

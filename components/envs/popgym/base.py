@@ -66,11 +66,17 @@ def weighted_choice(weights: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
 class PopGymEnvBase(NativeEnvBase):
     """``NativeEnvBase`` whose resets draw fresh state for the flagged rows only.
 
+    ``one_hot_observation``: the observation is one-hot codes (what ``EncodeObservation`` makes
+    of popgym's Discrete / MultiDiscrete spaces), so, as on the gymnasium path, it gets no
+    running normalisation; the CartPoles, whose observation is a float Box, set it False.
+
     A subclass writes ``_fresh_rows(rows)`` (the start state of envs ``rows``, or of all envs
     when ``rows`` is None) in place of ``_fresh_state``. At 16,384 envs some row ends on nearly
     every step; drawing a fresh state for every row then (the base class's way) would cost
     more than the step itself. On a GPU the flagged rows are found with one ``nonzero`` (a sync).
     """
+
+    one_hot_observation: bool = True
 
     def __init__(self, num_envs: int = 1, device: torch.device | str = "cpu", seed: int | None = None):
         super().__init__(num_envs=num_envs, device=device, seed=seed)

@@ -22,6 +22,7 @@ class PositionOnlyCartPole(PopGymEnvBase):
     State: ``"physics"`` (float64 x, x_dot, theta, theta_dot), ``"elapsed"``."""
 
     obs_dim = 2
+    one_hot_observation = False
 
     def __init__(self, max_episode_length: int = 200, num_envs: int = 1, device: torch.device | str = "cpu", seed: int | None = None):
         if max_episode_length < 1:
