@@ -11,6 +11,9 @@ from typing import Any, Callable
 
 from . import presets
 from .config_validation import ConfigError, UserError
+from .device import allocation_error
+from .envs.factory import make_env
+from .runs.run_dir import TrainingRun, check_pipeline
 from .run_config import saved_values
 
 
@@ -161,8 +164,6 @@ def resolve_run_config(config_cls, description: str, argv: list[str] | None = No
     config (that of the named checkpoint when ``--resume`` names a file) < command-line
     overrides. ``--preset list`` prints the presets and exits.
     """
-    from .runs.run_dir import TrainingRun
-
     args = build_parser(config_cls, description).parse_args(argv)
     family = getattr(config_cls, "checkpoint_family", None)
     if args.preset == "list":
@@ -183,10 +184,8 @@ def resolve_run_config(config_cls, description: str, argv: list[str] | None = No
     # a named checkpoint file resumes from that file; a directory from its newest loadable checkpoint
     state = run.load(args.resume) if str(args.resume).endswith(".pt") else run.load_latest()
     if family is not None:
-        from .runs.run_dir import check_pipeline
-
         check_pipeline(state, family, run.path)
-    base = state.get("config") if str(args.resume).endswith(".pt") else run.config
+    base = state.get("config") if str(args.resume).endswith(".pt") else run.resume_config(state)
     return config_from_args(config_cls, args, base=base).validate(), run, state
 
 
@@ -201,8 +200,6 @@ def _apply_episode_values(cfg, preset: presets.Preset, args: argparse.Namespace)
     fields = [k for k, v in preset.values.items() if v == "episode" and getattr(args, k, None) is None]
     if not fields:
         return
-    from .envs.factory import make_env
-
     env = make_env(cfg.env_id, 1, "cpu", 0, normalize_obs=False, wrappers=cfg.env_wrappers)
     limit = env.max_episode_steps
     env.close()
@@ -215,13 +212,23 @@ def _apply_episode_values(cfg, preset: presets.Preset, args: argparse.Namespace)
 def run_main(main: Callable[[list[str] | None], Any], argv: list[str] | None = None) -> Any:
     """Runs a pipeline's ``main`` as a command: a ``UserError`` prints as one line and exits 2.
 
-    Anything else is a bug and keeps its traceback; ``--debug`` shows user errors' too.
+    A Ctrl-C the pipeline has not handled itself exits 130 without a traceback. Anything else is
+    a bug and keeps its traceback; ``--debug`` shows user errors' too.
     """
     argv = sys.argv[1:] if argv is None else argv
     try:
         return main(argv)
+    except KeyboardInterrupt:  # where no run state exists yet (the pipelines save and exit themselves once it does)
+        print("\ninterrupted", file=sys.stderr)
+        raise SystemExit(130) from None
     except UserError as err:
         if "--debug" in argv:
             raise
         print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except (RuntimeError, MemoryError) as err:  # an absurd size: one line too, not an allocator traceback
+        user = allocation_error(err)
+        if user is None or "--debug" in argv:
+            raise
+        print(f"error: {user}", file=sys.stderr)
         raise SystemExit(2) from None

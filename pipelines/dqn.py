@@ -14,27 +14,18 @@ import time
 import torch
 from tqdm import tqdm
 
-from torchrl_memory import (
-    DQNAgent,
-    DQNConfig,
-    DQNTrainer,
-    TrainingRun,
-    WorkerEnv,
-    check_eval_env,
-    deferred_stop,
-    eval_request,
-    evaluate_checkpoint,
-    logger_for,
-    make_async_collector,
-    make_env,
-    obs_dim_of,
-    plot_learning_curve,
-    resolve_device,
-    resolve_run_config,
-    run_main,
-    set_cpu_threads,
-)
+from torchrl_memory import DQNAgent, DQNConfig, DQNTrainer, TrainingRun, make_env, resolve_device
+from torchrl_memory.cli import eval_request, resolve_run_config, run_main
+from torchrl_memory.device import set_cpu_threads
+from torchrl_memory.envs import check_eval_env, obs_dim_of
+from torchrl_memory.runs import WorkerEnv, deferred_stop, logger_for, make_async_collector, plot_learning_curve
+from torchrl_memory.serve import evaluate_checkpoint
+from torchrl_memory.dqn.trainer import check_compatible
+from torchrl_memory.envs.finite_check import NonFiniteEnvDataError
 from torchrl_memory.runs.interrupts import StopRequested
+from torchrl_memory.runs.run_state import at_budget
+
+DISPLAY_EVERY = 250  # env steps between progress-bar and throughput updates
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -42,72 +33,95 @@ def main(argv: list[str] | None = None) -> dict:
         return evaluate_checkpoint(*request, family="dqn")
     # --- config: defaults < resumed run's config < command line ----------------------------
     cfg, run, resumed = resolve_run_config(DQNConfig, __doc__, argv)
+    if resumed is not None:  # before anything is written: a refused or finished resume leaves the run as it was
+        check_compatible(resumed, cfg)
+        if (note := at_budget(resumed, cfg, run.path)) is not None:
+            print(f"{run.path}: {note}")
+            return {"eval": None, "run_dir": str(run.path), "total_steps": resumed["counters"]["total_steps"]}
     device = resolve_device(cfg.device)
     set_cpu_threads(cfg.num_threads)
     torch.manual_seed(cfg.seed)
 
-    # --- env, agent, trainer --------------------------------------------------------------
+    # --- env, agent ----------------------------------------------------------------------------
     env = make_env(cfg.env_id, cfg.num_envs, device, cfg.seed, normalize_obs=False, wrappers=cfg.env_wrappers, env_workers=cfg.env_workers)
     agent = DQNAgent(obs_dim_of(env), env.action_spec, cfg, device)
     eval_env_factory = lambda n, seed: make_env(cfg.eval_env_id or cfg.env_id, n, device, seed, normalize_obs=False, wrappers=cfg.env_wrappers)
     if cfg.eval_env_id:  # checked before the run directory exists
         check_eval_env(env, eval_env_factory(1, cfg.seed), cfg.env_id, cfg.eval_env_id)
-    run = run or TrainingRun.create(cfg.run_root, cfg.run_name, cfg.to_dict())
-    collector = None  # in process, the trainer steps env itself; otherwise TorchRL's MultiAsyncCollector
-    if cfg.collector_workers > 1:
-        worker_env = WorkerEnv(cfg.env_id, cfg.num_envs, cfg.seed, str(device), {"normalize_obs": False, "wrappers": cfg.env_wrappers})
-        collector = make_async_collector(agent.explore_policy, worker_env, cfg.collector_workers, cfg.worker_steps, device)
-    trainer = DQNTrainer(env, agent, eval_env_factory, run=run, logger=logger_for(cfg, run.path), collector=collector)
-    if resumed is not None:
-        trainer.resume(resumed)
 
-    # --- train with periodic greedy evaluation ---------------------------------------------
-    print(f"run directory: {run.path}  device: {device}  env: {cfg.env_id} x {cfg.num_envs}"
-          + (f"  collector workers: {cfg.collector_workers} (MultiAsyncCollector)" if collector is not None else ""))
-    print(env.observation_description)
-    bar = tqdm(total=cfg.total_steps, initial=trainer.total_steps, unit="step", dynamic_ncols=True)
-    t_start, steps_at_start = time.time(), trainer.total_steps
+    # Ctrl-C / SIGTERM from here on take effect between batched env steps, never inside one or
+    # inside an evaluation: the first saves the last complete step and exits 130 / 143
+    with deferred_stop() as stop:
+        trainer, collector, bar = None, None, None
+        try:
+            # --- run directory, trainer -------------------------------------------------------
+            run = run or TrainingRun.create(cfg.run_root, cfg.run_name, cfg.to_dict())
+            if cfg.collector_workers > 1:  # the envs step in TorchRL's MultiAsyncCollector workers
+                worker_env = WorkerEnv(cfg.env_id, cfg.num_envs, cfg.seed, str(device), {"normalize_obs": False, "wrappers": cfg.env_wrappers})
+                collector = make_async_collector(agent.explore_policy, worker_env, cfg.collector_workers, cfg.worker_steps, device)
+            trainer = DQNTrainer(env, agent, eval_env_factory, run=run, logger=logger_for(cfg, run.path), collector=collector)
+            if resumed is not None:
+                trainer.resume(resumed)
+            print(f"run directory: {run.path}  device: {device}  env: {cfg.env_id} x {cfg.num_envs}"
+                  + (f"  collector workers: {cfg.collector_workers} (MultiAsyncCollector)" if collector is not None else ""))
+            print(env.observation_description)
+            stop.check()
 
-    try:
-        with deferred_stop() as stop:  # Ctrl-C / SIGTERM take effect between env steps, never inside one
+            # --- train: one env step at a time; evaluate and checkpoint at their cadences --------
+            bar = tqdm(total=cfg.total_steps, initial=trainer.total_steps, unit="step", dynamic_ncols=True)
+            t_start, steps_at_start = time.time(), trainer.total_steps
+            if trainer.total_steps < cfg.total_steps:
+                for step in trainer.steps():
+                    n = step.total_steps
+                    bar.update(1)
+                    if step.loss is not None:
+                        trainer.log_scalars("train", {"loss": step.loss}, step=n)
+                    if n % DISPLAY_EVERY == 0:
+                        sps = (n - steps_at_start) / max(time.time() - t_start, 1e-9)
+                        bar.set_postfix(ret=f"{trainer.stats.summary()['recent_reward']:.1f}", eps=f"{step.epsilon:.3f}", sps=f"{sps:.0f}")
+                        trainer.log_scalars("train", {"epsilon": step.epsilon, "steps_per_s": sps, "learning_rate": cfg.learning_rate}, step=n)
+                    if trainer.eval_due(n - 1, n):
+                        trainer.eval()
+                    if trainer.checkpoint_due(n - 1, n):
+                        trainer.save_checkpoint()
+                    if n >= cfg.total_steps:
+                        break
+                    if n == trainer.total_steps:  # the batched step is complete (its envs' steps all seen)
+                        stop.check()
+            bar.close()
+            wall = time.time() - t_start
 
-            def progress(tr: DQNTrainer, metrics) -> None:
-                bar.update(len(metrics))
-                last = metrics[-1]
-                if last.loss is not None:
-                    tr.log_scalars("train", {"loss": last.loss}, step=last.total_steps)
-                if tr.total_steps % 250 < len(metrics):
-                    sps = (tr.total_steps - steps_at_start) / max(time.time() - t_start, 1e-9)
-                    bar.set_postfix(ret=f"{tr.stats.summary()['recent_reward']:.1f}", eps=f"{last.epsilon:.3f}", sps=f"{sps:.0f}")
-                    tr.log_scalars("train", {"epsilon": last.epsilon, "steps_per_s": sps, "learning_rate": cfg.learning_rate}, step=last.total_steps)
-                stop.check()
+            # --- final evaluation (unless the cadence just evaluated), checkpoint and plot ---------
+            if not trainer.evaluated_now:
+                trainer.eval()
+            trainer.save_if_changed()
+            if cfg.plot:
+                plot_learning_curve(run.read_jsonl("train_episodes.jsonl"), run.read_jsonl("eval_episodes.jsonl"), run.path / "learning_curve.png", title=f"DQN on {cfg.env_id}")
+            stop.check()
+        except KeyboardInterrupt as err:
+            code = err.exit_code if isinstance(err, StopRequested) else 130
+            if trainer is None or trainer.mid_step:  # a second Ctrl-C inside a step or an evaluation: its state is half done
+                latest = "" if run is None or not (run.path / "latest.pt").is_file() else f"; the newest checkpoint is {run.path / 'latest.pt'}"
+                print(f"\ninterrupted {'before the trainer existed' if trainer is None else 'inside a step'}: nothing saved{latest}")
+            elif trainer.save_if_changed():
+                print(f"\ninterrupted: checkpoint of the last complete step ({trainer.total_steps}) saved to {run.path / 'latest.pt'}")
+            else:
+                print(f"\ninterrupted: nothing new since the checkpoint of step {trainer.total_steps}")
+            raise SystemExit(code)
+        except NonFiniteEnvDataError as err:  # a NaN/inf from the env: one line naming it and the last good checkpoint
+            raise err.stopped_at(0 if trainer is None else trainer.total_steps, None if run is None else run.path) from None
+        finally:
+            if bar is not None:
+                bar.close()
+            if collector is not None:
+                collector.shutdown()
 
-            while trainer.total_steps < cfg.total_steps:
-                chunk = cfg.eval_every or cfg.total_steps
-                trainer.train(min(chunk - trainer.total_steps % chunk, cfg.total_steps - trainer.total_steps), progress)
-                if cfg.eval_every and trainer.total_steps < cfg.total_steps:
-                    trainer.eval()
-                    stop.check()
-    except KeyboardInterrupt as err:
-        bar.close()
-        trainer.save_checkpoint()
-        if collector is not None:
-            collector.shutdown()
-        print(f"\ninterrupted: checkpoint of the last complete step ({trainer.total_steps}) saved to {run.path / 'latest.pt'}")
-        raise SystemExit(err.exit_code if isinstance(err, StopRequested) else 130)
-    bar.close()
-    wall = time.time() - t_start
-    if collector is not None:
-        collector.shutdown()
-
-    # --- final evaluation, checkpoint and plot ------------------------------------------------
-    report = trainer.eval()
-    trainer.save_checkpoint()
-    if cfg.plot:
-        plot_learning_curve(run.read_jsonl("train_episodes.jsonl"), run.read_jsonl("eval_episodes.jsonl"), run.path / "learning_curve.png", title=f"DQN on {cfg.env_id}")
+    # --- report: the final evaluation, and the best one with its checkpoint --------------------
+    report = trainer.last_report
     sps = (trainer.total_steps - steps_at_start) / max(wall, 1e-9)
     print(report.format())
     print(f"greedy eval: mean {report.mean_reward:.2f} std {report.std_reward:.2f} | {sps:.0f} env steps/s | wall {wall:.1f}s | {run.path}")
+    print(trainer.best_summary())
     return {"eval": report.stats, "steps_per_s": sps, "wall_s": wall, "run_dir": str(run.path)}
 
 

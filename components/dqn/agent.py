@@ -49,6 +49,15 @@ TRANSITION_KEYS = (OBS, ACTION, ("next", OBS), ("next", "reward"), ("next", "ter
 
 
 class DQNAgent:
+    """DQN's learner without the loop: Q-network, epsilon-greedy acting, TD loss and updates, target syncs, replay.
+
+    Args:
+        obs_dim: size of the flat observation.
+        action_spec: the env's action spec, a ``Categorical`` (class indices).
+        config: the ``DQNConfig`` (network sizes, optimiser, replay, exploration schedule).
+        device: where the networks and the replay live.
+    """
+
     manual_backward: bool = True  # False: autograd through td_loss always (a test's or a benchmark's reference)
 
     def __init__(self, obs_dim: int, action_spec: TensorSpec, config: DQNConfig, device: torch.device | str = "cpu"):
@@ -213,8 +222,15 @@ class DQNAgent:
         atomic_torch_save(path, {"config": self.config.to_dict(), **self.state_dict()})
 
     def load(self, path) -> None:
-        """Loads a file written by ``save`` or a pipeline checkpoint (which nests the agent under ``"agent"``)."""
-        state = torch.load(path, map_location=self.device, weights_only=False)
+        """Loads a file written by ``save`` or a pipeline checkpoint (which nests the agent under ``"agent"``).
+
+        Read with ``torch.load(weights_only=True)`` (``read_checkpoint_file``): a file that would
+        run code is refused with a one-line ``CheckpointError``."""
+        from ..runs.run_dir import CheckpointError, read_checkpoint_file
+
+        state = read_checkpoint_file(path, map_location=self.device)
+        if not isinstance(state, dict) or not isinstance(state.get("agent", state), dict) or "loss" not in state.get("agent", state):
+            raise CheckpointError(f"{path} holds no DQN agent (accepted: a file of DQNAgent.save or a pipelines/dqn.py checkpoint)")
         self.load_state_dict(state.get("agent", state))
 
     def export_policy(self) -> QValueActor:

@@ -9,7 +9,8 @@ in 0.14); with the gymnasium backend the env's own state cannot be saved, so a
 resumed run continues from the same carried observation but not bit-exactly. With
 collector workers (``runs/collectors.py``) the carried state stays in the workers: the
 checkpoint holds worker 0's observation normalisation and a resumed run starts fresh
-episodes.
+episodes. The carried tensordict is stored as plain nested dicts (``tensordict_to_plain``),
+so the whole checkpoint loads with ``torch.load(weights_only=True)``.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from .config import PPOConfig
 from .trainer import RecurrentPPOTrainer
 from .reward_scaling import ReturnScaler
 from ..runs.collectors import is_in_process, push_env_state
-from ..runs.run_dir import check_resume_config
+from ..runs.run_dir import check_resume_config, tensordict_from_plain, tensordict_to_plain
 
 #: config fields that fix tensor shapes or the task: a checkpoint only loads under the same values
 SHAPE_FIELDS = ("env_id", "num_envs", "rollout_len", "model", "hidden_size", "encoder", "encoder_size", "normalize_obs", "prev_action")
@@ -63,7 +64,7 @@ def build_state(
         "config": config.to_dict(),
         "trainer": trainer.state_dict(),
         # in-process collection only: a worker process's carried tensordict cannot be read
-        "carrier": collector._carrier.clone() if is_in_process(collector) else None,
+        "carrier": tensordict_to_plain(collector._carrier) if is_in_process(collector) else None,
         "env_rng": _env_rngs(env),
         "eval_env_rng": _env_rngs(eval_env),
         "obs_norm": None if norm is None else norm.state_dict(),
@@ -108,10 +109,10 @@ def restore_state(
         raise ValueError(f"checkpoint weights do not fit the model: {'; '.join(bad)} {('keys differ: ' + str(missing)) if missing else ''}")
     trainer.load_state_dict(state["trainer"])
     if is_in_process(collector) and state["carrier"] is not None:
-        carrier = state["carrier"]
+        carrier = tensordict_from_plain(state["carrier"], collector._carrier.device)
         if not collector.track_traj_ids:  # a checkpoint of a collector that kept trajectory ids
             carrier = carrier.exclude("collector")
-        collector._carrier = carrier.to(collector._carrier.device)
+        collector._carrier = carrier
     _load_env_rngs(env, state["env_rng"])
     _load_env_rngs(eval_env, state["eval_env_rng"])
     norm = find_transform(env, RunningObsNorm)

@@ -25,6 +25,9 @@ from ..runs.stats import EvalReport
 
 
 class PPORunState(RunState):
+    """A recurrent-PPO run's state besides the loop: counters, evaluation, the snapshot of the
+    last complete update, checkpoints and resume (see the module docstring)."""
+
     def __init__(
         self,
         config: PPOConfig,
@@ -50,8 +53,12 @@ class PPORunState(RunState):
         self.load_counters(restore_state(state, self.trainer, self.collector, self.env, self.eval_env, self.scaler))
 
     def resume(self, state: dict) -> None:
-        """Checks and loads a checkpoint, drops the log records written after it."""
+        """Checks and loads a checkpoint, drops the log records written after it.
+
+        Until it returns there is no snapshot: an interrupt in between saves nothing (the
+        fresh state built before would overwrite the run's checkpoint)."""
         check_compatible(state, self.config)
+        self.snapshot = None
         self.load_state_dict(state)
         self.after_resume()
         self.commit()
@@ -62,6 +69,14 @@ class PPORunState(RunState):
 
     def save(self, best: bool = False) -> None:
         self.write_checkpoint(self.snapshot, best=best)
+
+    def save_if_changed(self) -> bool:
+        """Saves the snapshot unless the newest checkpoint already holds it (or there is none yet);
+        False when nothing was written."""
+        if self.snapshot is None or self.is_saved(self.snapshot["counters"]):
+            return False
+        self.save()
+        return True
 
     # --- per update ------------------------------------------------------------------------
     def record_update(self, batch: TensorDictBase, stats: TrainingStats) -> list[dict]:

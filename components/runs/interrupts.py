@@ -6,8 +6,10 @@ optimizer step, leaves a state no straight run ever passes through, and a resume
 it is not exact. Inside the context the first SIGINT/SIGTERM only sets a flag; the loop
 calls ``check()`` at its boundaries, which raises ``StopRequested`` (a
 ``KeyboardInterrupt``, so plain ``except KeyboardInterrupt`` handlers still run). A
-second Ctrl-C interrupts at once, as without the context. Outside the main thread
-(where handlers cannot be installed) the context does nothing.
+second Ctrl-C interrupts at once, as without the context, possibly mid-step: the
+pipelines then save the snapshot of the last complete update (PPO) or nothing (DQN,
+whose state mid-step is no resume point), never the half-done state. Outside the main
+thread (where handlers cannot be installed) the context does nothing.
 """
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ import signal
 import threading
 from contextlib import contextmanager
 from typing import Iterator
+
+from ..worker_signals import leave_interrupts_to_the_main_process  # noqa: F401  (re-exported: the workers' side)
 
 
 class StopRequested(KeyboardInterrupt):
@@ -41,6 +45,8 @@ class StopFlag:
 
 @contextmanager
 def deferred_stop() -> Iterator[StopFlag]:
+    """Context in which SIGINT and SIGTERM set a flag instead of stopping; ``check()`` on the
+    yielded ``StopFlag`` raises ``StopRequested`` at a boundary. A second Ctrl-C raises at once."""
     flag = StopFlag()
     if threading.current_thread() is not threading.main_thread():
         yield flag
@@ -57,30 +63,3 @@ def deferred_stop() -> Iterator[StopFlag]:
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
-
-
-def leave_interrupts_to_the_main_process() -> None:
-    """Called where a worker process builds its envs: Ctrl-C and SIGTERM are the main process's.
-
-    A terminal's Ctrl-C reaches every process of the group, and so does a group SIGTERM
-    (``kill -TERM -PGID``, a batch scheduler cancelling a job). A collector or env worker
-    killed by it mid-batch leaves the main process waiting for a batch that never comes,
-    so the run can neither finish its step nor save. In the workers SIGINT is ignored and
-    SIGTERM is ignored while the main process lives: it finishes the step, saves, and shuts
-    the workers down (TorchRL's shutdown ends stragglers with SIGKILL, so nothing waits on
-    an ignored SIGTERM). An orphaned worker (its main process gone) still dies of SIGTERM.
-    Does nothing in the main process (no multiprocessing parent)."""
-    import multiprocessing
-    import os
-
-    if multiprocessing.parent_process() is None:
-        return
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent_pid = os.getppid()
-
-    def on_sigterm(signum, frame):
-        if os.getppid() != parent_pid:  # re-parented: nobody is left to shut this worker down
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGTERM)
-
-    signal.signal(signal.SIGTERM, on_sigterm)

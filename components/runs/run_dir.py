@@ -6,8 +6,16 @@ runs/<name>/<version>/<run_id>/
     checkpoints/step_<N>.pt  latest.pt  best.pt
 
 Every file write is atomic (temp file in the same folder, fsync, rename), so a
-crash or Ctrl-C never leaves a half-written checkpoint or metadata file. I/O
-errors propagate.
+crash or Ctrl-C never leaves a half-written checkpoint or metadata file. An OS error
+on a run file (read-only or full disk, no permission, a file where a folder should be)
+is a one-line ``RunDirError`` naming the path.
+
+A checkpoint holds only tensors and plain data (dicts, lists, strings, numbers, None):
+TensorDicts are stored as ``tensordict_to_plain`` dicts, the episode statistics as
+``StatsTracker.state_dict()``. Every load is ``torch.load(weights_only=True)``, so a
+checkpoint cannot run code; checkpoints of earlier versions, which pickled TensorDicts
+and the stats tracker, are read through an explicit allow-list of those classes
+(``LEGACY_GLOBALS``) and converted to today's form.
 
 Why not TorchRL's ``Checkpoint`` / ``CheckpointRotation``: they store a directory (or
 archive) of registered components; a run here needs one self-contained file per step
@@ -17,10 +25,13 @@ improvement, and a resume that falls back across damaged files.
 """
 from __future__ import annotations
 
+import collections
 import datetime as _dt
 import io
 import json
 import os
+import pickle
+import re
 import sys
 import secrets
 import tempfile
@@ -28,9 +39,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from tensordict import NonTensorStack, TensorDict, TensorDictBase, is_non_tensor
+from tensordict._reductions import _make_td
 
 from ..config_validation import UserError
 from ..run_config import saved_values
+from . import stats
 
 
 def _umask() -> int:
@@ -39,25 +53,38 @@ def _umask() -> int:
     return mask
 
 
+class RunDirError(UserError):
+    """An OS error on a run file or folder: read-only or full disk, no permission, a file in the way."""
+
+
+def os_error(err: OSError, doing: str) -> RunDirError:
+    """``err`` as one line: what was being done, the path, the OS's reason."""
+    where = f" at {err.filename}" if err.filename and str(err.filename) not in doing else ""
+    return RunDirError(f"cannot {doing}: {err.strerror or type(err).__name__}{where} (accepted: a writable folder with free space)")
+
+
 def atomic_write_bytes(path: Path, write) -> None:
     """Calls ``write(fileobj)`` on a temp file next to ``path`` and renames it into place.
 
     The file gets ordinary permissions (0666 less the umask, usually 0644), not the
-    0600 that ``mkstemp`` gives its temp files.
+    0600 that ``mkstemp`` gives its temp files. An OS error is a ``RunDirError``.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
+    except BaseException as err:
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(err, OSError):
+            raise os_error(err, f"write {path}") from None
         raise
 
 
@@ -102,6 +129,10 @@ class CheckpointError(UserError):
     """A checkpoint that cannot be resumed here: damaged, another pipeline's, or another config's."""
 
 
+class UnsafeCheckpointError(CheckpointError):
+    """A file whose pickle names code to call (not tensors and plain data): refused, never run."""
+
+
 class RunNotFoundError(UserError, FileNotFoundError):
     """``--resume`` points at nothing resumable."""
 
@@ -133,12 +164,115 @@ def check_resume_config(state: dict, config, expected_format: str, fields: tuple
         raise CheckpointError("checkpoint is incompatible with the requested config: " + "; ".join(bad) + " (these fields fix tensor shapes or the task)")
 
 
-def load_checkpoint(path: Path, map_location: str | torch.device = "cpu") -> dict:
-    """``torch.load`` of one of our checkpoints, or ``CheckpointError`` saying why it does not load."""
+# --- plain-data checkpoints ----------------------------------------------------------------
+def tensordict_to_plain(td: TensorDictBase) -> dict:
+    """A TensorDict as ``{"batch_size": [...], "entries": {key: tensor | nested | non-tensor}}``, which
+    ``torch.load(weights_only=True)`` reads back; ``tensordict_from_plain`` inverts it. A non-tensor
+    entry is ``{"non_tensor": data}`` (one value for the batch) or ``{"non_tensor_stack": [...]}``
+    (one per element); its data must itself be plain (strings, numbers, lists, dicts)."""
+    entries = {}
+    for key in td.keys():
+        value = td.get(key)
+        if isinstance(value, NonTensorStack):
+            entries[key] = {"non_tensor_stack": value.tolist()}
+        elif is_non_tensor(value):
+            entries[key] = {"non_tensor": value.data}
+        elif isinstance(value, TensorDictBase):
+            entries[key] = tensordict_to_plain(value)
+        else:
+            entries[key] = value
+    return {"batch_size": list(td.batch_size), "entries": entries}
+
+
+def tensordict_from_plain(plain: dict, device: torch.device | str | None = None) -> TensorDict:
+    """The TensorDict ``tensordict_to_plain`` stored (nested batch sizes kept), its tensors on ``device``."""
+    td = TensorDict({}, batch_size=plain["batch_size"], device=device)
+    for key, value in plain["entries"].items():
+        if isinstance(value, dict) and "entries" in value:
+            td.set(key, tensordict_from_plain(value, device))
+        elif isinstance(value, dict) and "non_tensor" in value:
+            td.set_non_tensor(key, value["non_tensor"])
+        elif isinstance(value, dict) and "non_tensor_stack" in value:
+            td.set(key, NonTensorStack.from_list(value["non_tensor_stack"]))
+        else:
+            td.set(key, value if device is None else value.to(device))
+    return td
+
+
+def _stats_classes() -> list[type]:
+    return [stats.StatsTracker, stats.Aggregator, *stats.AGGREGATORS.values(), stats.EpisodeRecord]
+
+
+def _legacy_deque(iterable=(), maxlen=None) -> list:
+    """Reads a pickled ``collections.deque`` as a list: the weights-only unpickler appends items to
+    lists only. Earlier versions pickled one deque, the values of the stats tracker's
+    ``RollingMean``; ``_to_plain`` turns it back into a deque."""
+    return list(iterable)
+
+
+#: the window of the one ``RollingMean`` earlier versions' stats tracker held ("recent_reward")
+LEGACY_ROLLING_WINDOW = 100
+
+#: what checkpoints of earlier versions pickled besides tensors and plain data, by the names they
+#: were pickled under (the package was once named ``components``); nothing else is ever unpickled
+LEGACY_GLOBALS: list = [
+    TensorDict,
+    _make_td,  # _make_td(cls, state): cls.__new__ plus __setstate__; cls can only be an allowed class
+    (_legacy_deque, "collections.deque"),
+    *[(cls, f"{prefix}.runs.stats.{cls.__name__}") for prefix in ("components", "torchrl_memory") for cls in _stats_classes()],
+]
+
+
+def _to_plain(obj):
+    """A legacy checkpoint's TensorDicts and stats tracker in today's plain form. Containers are
+    updated in place: a state dict's ``OrderedDict`` keeps its type and its ``_metadata``."""
+    if isinstance(obj, TensorDictBase):
+        return tensordict_to_plain(obj)
+    if isinstance(obj, stats.StatsTracker):
+        for agg in obj.aggregators.values():
+            if isinstance(agg, stats.RollingMean) and not isinstance(agg.values, collections.deque):
+                agg.values = collections.deque(agg.values, maxlen=LEGACY_ROLLING_WINDOW)
+        return obj.state_dict()
+    if isinstance(obj, (dict, list)):
+        for k, v in (obj.items() if isinstance(obj, dict) else enumerate(obj)):
+            if (plain := _to_plain(v)) is not v:
+                obj[k] = plain
+    return obj
+
+
+def read_checkpoint_file(path: Path, map_location: str | torch.device = "cpu") -> Any:
+    """``torch.load(path, weights_only=True)``: tensors and plain data only, plus ``LEGACY_GLOBALS``
+    (converted to plain data). A file naming any other callable or class is refused with
+    ``UnsafeCheckpointError`` without running anything; one that does not load at all (truncated,
+    empty, garbage, missing) raises ``CheckpointError``."""
     try:
-        state = torch.load(path, map_location=map_location, weights_only=False)
+        with torch.serialization.safe_globals(LEGACY_GLOBALS):
+            obj = torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as err:
+        named = re.search(r"GLOBAL ([\w.]+)", str(err))
+        if named is not None:
+            raise UnsafeCheckpointError(
+                f"{path} is refused: its pickle calls {named.group(1)}, and a checkpoint may hold only tensors and plain data "
+                "(loading it could run code; it was not loaded)"
+            ) from None
+        raise CheckpointError(f"{path} does not load (not tensors and plain data: {_reason(err)})") from None
     except Exception as err:  # truncated, zero-length or garbage files raise many different types
-        raise CheckpointError(f"{path} does not load ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else 'empty'})") from None
+        raise CheckpointError(f"{path} does not load ({type(err).__name__}: {_reason(err)})") from None
+    return _to_plain(obj)
+
+
+def _reason(err: BaseException) -> str:
+    """The informative line of an error message (torch's weights-only errors open with advice)."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    if not lines:
+        return "empty"
+    useful = [line for line in lines if not line.startswith(("Weights only load failed", "Check the documentation", "Please file an issue"))]
+    return (useful or lines)[0]
+
+
+def load_checkpoint(path: Path, map_location: str | torch.device = "cpu") -> dict:
+    """One of our checkpoints (``read_checkpoint_file``), or ``CheckpointError`` saying why it does not load."""
+    state = read_checkpoint_file(path, map_location)
     if not isinstance(state, dict) or "format" not in state or "counters" not in state:
         raise CheckpointError(f"{path} is not a checkpoint of this library (no format/counters entries)")
     return state
@@ -156,6 +290,9 @@ def _finite(obj, skip=("replay", "carrier", "carried")) -> bool:
 
 
 class TrainingRun:
+    """One run directory (see the module docstring for its layout): creation, lookup for
+    ``--resume``, atomic run files, JSONL logs and the rotation of checkpoints."""
+
     CHECKPOINT_DIR = "checkpoints"
 
     def __init__(self, path: Path, metadata: dict):
@@ -165,10 +302,14 @@ class TrainingRun:
     # --- creation / lookup --------------------------------------------------
     @classmethod
     def create(cls, root: str | Path, name: str, config: dict, version: str = "v1") -> "TrainingRun":
+        """A new run directory under ``root``; ``RunDirError`` (one line) when the OS refuses it."""
         run_id = new_run_id()
         path = Path(root) / name / version / run_id
-        path.mkdir(parents=True, exist_ok=False)
-        (path / cls.CHECKPOINT_DIR).mkdir()
+        try:
+            path.mkdir(parents=True, exist_ok=False)
+            (path / cls.CHECKPOINT_DIR).mkdir()
+        except OSError as err:
+            raise os_error(err, f"create the run directory under --run-root {root}") from None
         now = _now()
         atomic_write_json(path / "config.json", {**config, "_versions": versions()})
         run = cls(path, {"name": name, "version": version, "run_id": run_id, "total_steps": 0, "total_episodes": 0, "started_at": now, "last_updated": now})
@@ -212,7 +353,20 @@ class TrainingRun:
             saved = json.loads(path.read_text())
         except json.JSONDecodeError as err:
             raise CheckpointError(f"{path}: not valid JSON ({err})") from None
+        except OSError as err:
+            raise CheckpointError(f"{path}: cannot read it ({err.strerror or type(err).__name__})") from None
+        if not isinstance(saved, dict):
+            raise CheckpointError(f"{path}: a JSON {type(saved).__name__}, not the run's config (accepted: a JSON object)")
         return {k: v for k, v in saved.items() if not k.startswith("_")}
+
+    def resume_config(self, state: dict) -> dict:
+        """The config a resume of this run starts from: config.json, or, when that file is
+        missing, the config saved in the checkpoint ``state`` (a warning says so; the resume
+        writes config.json again)."""
+        if not (self.path / "config.json").exists():
+            _warn(f"{self.path / 'config.json'} is missing: resuming under the config saved in the checkpoint")
+            return dict(state["config"])
+        return self.config
 
     def update_config(self, config: dict, step: int) -> bool:
         """Rewrites config.json when a resume changed the config; the old file is kept as config.<step>.json.
@@ -220,10 +374,11 @@ class TrainingRun:
         So a later plain ``--resume`` continues under the last config asked for (a budget
         extended with ``--total-steps`` stays extended).
         """
-        if config == self.config:
-            return False
         old = self.path / "config.json"
-        atomic_write_bytes(self.path / f"config.{step}.json", lambda f: f.write(old.read_bytes()))
+        if old.exists():
+            if config == self.config:
+                return False
+            atomic_write_bytes(self.path / f"config.{step}.json", lambda f: f.write(old.read_bytes()))
         atomic_write_json(old, {**config, "_versions": versions()})
         return True
 
@@ -238,10 +393,13 @@ class TrainingRun:
     def log_jsonl(self, filename: str, records: list[dict]) -> None:
         if not records:
             return
-        with open(self.path / filename, "a") as f:
-            for r in records:
-                f.write(json.dumps(r) + "\n")
-            f.flush()
+        try:
+            with open(self.path / filename, "a") as f:
+                for r in records:
+                    f.write(json.dumps(r) + "\n")
+                f.flush()
+        except OSError as err:
+            raise os_error(err, f"append to {self.path / filename}") from None
 
     def read_jsonl(self, filename: str) -> list[dict]:
         """The records of a JSONL log; a line cut short by a crash mid-append is dropped."""
@@ -312,7 +470,10 @@ class TrainingRun:
         """Deletes the temp files a killed process left mid-write (never a complete file: the rename did not happen)."""
         stale = [p for d in (self.path, self.path / self.CHECKPOINT_DIR) for p in d.glob(".*.tmp")]
         for p in stale:
-            p.unlink(missing_ok=True)
+            try:
+                p.unlink(missing_ok=True)
+            except OSError:  # a read-only run: the temp file stays, and is never read
+                pass
         return stale
 
     def load_latest(self, map_location: str | torch.device = "cpu") -> dict:
@@ -325,6 +486,8 @@ class TrainingRun:
         if (self.path / "latest.pt").is_file():
             try:
                 latest = load_checkpoint(self.path / "latest.pt", map_location)
+            except UnsafeCheckpointError:
+                raise  # not damage: no quiet fallback past a file that tries to run code
             except CheckpointError as err:
                 tried.append(str(err))
         latest_step = -1 if latest is None else latest["counters"]["total_steps"]
@@ -333,6 +496,8 @@ class TrainingRun:
                 break
             try:
                 state = load_checkpoint(path, map_location)
+            except UnsafeCheckpointError:
+                raise
             except CheckpointError as err:
                 tried.append(str(err))
                 continue

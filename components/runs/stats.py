@@ -73,6 +73,10 @@ class RollingMean(Aggregator):
         return statistics.fmean(self.values) if self.values else math.nan
 
 
+#: aggregator kinds by class name, for ``StatsTracker.from_state_dict``
+AGGREGATORS = {cls.__name__: cls for cls in (Mean, Max, Min, Last, Std, RollingMean)}
+
+
 class StatsTracker:
     """Feeds every recorded episode to named aggregators; ``summary()`` -> {name: value}."""
 
@@ -94,6 +98,32 @@ class StatsTracker:
 
     def summary(self) -> dict:
         return {"episodes": self.episodes, **{name: agg.result() for name, agg in self.aggregators.items()}}
+
+    # --- checkpoints: plain data only (a checkpoint is loaded with torch.load(weights_only=True)) ---
+    def state_dict(self) -> dict:
+        """``{"episodes": n, "aggregators": {name: {"kind", "source", "values", "window"}}}``: lists, numbers, strings."""
+        return {
+            "episodes": self.episodes,
+            "aggregators": {
+                name: {"kind": type(agg).__name__, "source": agg.source, "values": list(agg.values),
+                       "window": agg.values.maxlen if isinstance(agg.values, deque) else None}
+                for name, agg in self.aggregators.items()
+            },
+        }
+
+    @classmethod
+    def from_state_dict(cls, state: dict) -> "StatsTracker":
+        """The tracker ``state_dict`` describes (aggregator kinds from ``AGGREGATORS``)."""
+        aggregators = {}
+        for name, s in state["aggregators"].items():
+            kind = AGGREGATORS[s["kind"]]
+            agg = kind(s["source"], s["window"]) if kind is RollingMean else kind(s["source"])
+            for x in s["values"]:
+                agg.push(x)
+            aggregators[name] = agg
+        tracker = cls(aggregators)
+        tracker.episodes = int(state["episodes"])
+        return tracker
 
 
 @dataclass

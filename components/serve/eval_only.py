@@ -16,6 +16,8 @@ from .policy import load_policy
 
 
 def evaluate_checkpoint(path: str | Path, episodes: int, family: str, device: str = "cpu") -> dict:
+    """``--eval``: ``episodes`` greedy episodes of the checkpoint at ``path`` (a ``family`` pipeline's),
+    printed and appended to ``eval_only.jsonl`` beside it; returns the report's stats and episodes."""
     path = Path(path)
     if not path.is_file():
         raise UserError(f"--eval {path}: no such checkpoint file (accepted: a .pt file of a run, e.g. runs/.../best.pt)")

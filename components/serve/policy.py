@@ -50,6 +50,9 @@ def _config(cls, saved: dict):
 
 
 class TrainedPolicy:
+    """A trained agent rebuilt from a checkpoint's state (see ``load_policy``): ``predict`` on raw
+    observations, or ``make_env`` plus ``as_module`` for TorchRL rollouts."""
+
     def __init__(self, state: dict, device: torch.device | str = "cpu"):
         family = str(state.get("format")).split("/")[0]
         if family not in CONFIGS:

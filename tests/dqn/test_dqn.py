@@ -208,17 +208,32 @@ def _trainer(tmp_path, name="run", **kw):
     return DqnTrainer(env, agent, eval_env_factory=factory, run=run)
 
 
-def test_steps_and_train_write_the_same_logs_and_checkpoints(tmp_path):
-    a, b = _trainer(tmp_path / "a"), _trainer(tmp_path / "b")
+def test_train_equals_a_loop_over_steps_with_the_pipeline_cadences(tmp_path):
+    a, b = _trainer(tmp_path / "a", eval_every=50), _trainer(tmp_path / "b", eval_every=50)
     torch.manual_seed(0)
     a.train(100)
     torch.manual_seed(0)
-    it = b.steps()
-    for _ in range(100):
-        next(it)
+    for m in b.steps():  # pipelines/dqn.py's loop: evaluate, then checkpoint, at their cadences
+        if b.eval_due(m.total_steps - 1, m.total_steps):
+            b.eval()
+        if b.checkpoint_due(m.total_steps - 1, m.total_steps):
+            b.save_checkpoint()
+        if m.total_steps >= 100:
+            break
     assert a.run.read_jsonl("train_episodes.jsonl") == b.run.read_jsonl("train_episodes.jsonl")
+    assert a.run.read_jsonl("eval_episodes.jsonl") == b.run.read_jsonl("eval_episodes.jsonl")
+    assert {r["total_steps"] for r in a.run.read_jsonl("eval_episodes.jsonl")} == {50, 100}
     assert [s for s, _ in a.run.checkpoints()] == [s for s, _ in b.run.checkpoints()] == [75, 100]  # pruned to 2
     assert json.loads((b.run.path / "metadata.json").read_text())["total_steps"] == 100
+    assert _same(_params(a.agent.loss.value_network_params), _params(b.agent.loss.value_network_params))
+
+
+def test_steps_alone_write_no_checkpoint(tmp_path):
+    t = _trainer(tmp_path)
+    it = t.steps()
+    for _ in range(60):  # checkpoint_every 25 is the caller's to act on
+        next(it)
+    assert t.run.checkpoints() == [] and not (t.run.path / "latest.pt").exists()
 
 
 @pytest.mark.parametrize("env_id", ["CartPole-v1", "gym:CartPole-v1"])
