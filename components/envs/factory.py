@@ -258,7 +258,7 @@ def make_env(
         env.append_transform(encoder)
     obs_dim = env.observation_spec[OBS].shape[-1]
     # one-hot codes get no running normalisation: on the gymnasium path the encoder says so, a native env by its flag
-    one_hot = (encoder is not None and not encoder.has_float) or getattr(base, "one_hot_observation", False)
+    one_hot = (encoder is not None and not encoder.has_float) or (spec.backend == "native" and getattr(base, "one_hot_observation", False))
     normalize_obs = normalize_obs and not one_hot
     env.observation_description = f"obs: {described}" + ("" if encoder is None else f" -> {encoder.describe()}")
     if spec.mask_velocity:

@@ -33,6 +33,9 @@ def test_non_finite_env_data_is_one_line_naming_step_entry_env_and_checkpoint(tm
 def _all_finite(obj) -> bool:
     if isinstance(obj, torch.Tensor):
         return not obj.is_floating_point() or bool(torch.isfinite(obj).all())
+    if isinstance(obj, dict) and "_len" in obj and "_storage" in obj:  # a replay storage: the rows written so far
+        # (the rest of its capacity is allocated but never written or sampled, and may hold any bits)
+        return all(_all_finite(v[: obj["_len"]]) for v in obj["_storage"].values())
     if isinstance(obj, dict):
         return all(_all_finite(v) for v in obj.values())
     if isinstance(obj, (list, tuple)):
