@@ -3,18 +3,10 @@ import re
 
 import pytest
 
-from torchrl_memory import DQNConfig, PPOConfig, UserError, presets, run_main
+from torchrl_memory import DQNConfig, PPOConfig, UserError, presets
+from torchrl_memory.cli import run_main
 from torchrl_memory.cli import build_parser, resolve_run_config
 
-
-def _one_line_error(capsys, config_cls, argv) -> str:
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as exit_info:
-        run_main(lambda a: resolve_run_config(config_cls, "", a), argv)
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: "), err
-    return err[0]
 
 
 def test_preset_list_prints_one_line_per_preset_of_the_pipeline_and_exits_0(capsys):
@@ -72,8 +64,8 @@ def test_a_suite_env_without_a_preset_prints_a_one_line_hint(capsys):
         (PPOConfig, ["--preset", "tmaze", "--resume", "runs"], r"--preset tmaze with --resume \(accepted: one of them"),
     ],
 )
-def test_bad_command_lines_get_one_line_naming_the_value(capsys, config_cls, argv, says):
-    line = _one_line_error(capsys, config_cls, argv)
+def test_bad_command_lines_get_one_line_naming_the_value(capsys, config_cls, argv, says, user_error_line):
+    line = user_error_line(lambda a: resolve_run_config(config_cls, "", a), argv)
     assert re.search(says, line), line
 
 

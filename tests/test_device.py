@@ -8,7 +8,8 @@ import pytest
 import torch
 from torchrl.collectors import Collector
 
-from torchrl_memory import DQNAgent, DQNConfig, PPOConfig, RecurrentPPOTrainer, build_agent, compute_gae, make_env, obs_dim_of
+from torchrl_memory import DQNAgent, DQNConfig, PPOConfig, RecurrentPPOTrainer, build_agent, compute_gae, make_env
+from torchrl_memory.envs import obs_dim_of
 
 DEVICE = torch.device(os.environ.get("TORCHRL_MEMORY_TEST_DEVICE", "cpu"))
 if DEVICE.type == "cuda" and not torch.cuda.is_available():

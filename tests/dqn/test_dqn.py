@@ -6,7 +6,11 @@ import torch
 from tensordict import TensorDict
 from torchrl.envs import ExplorationType, set_exploration_type
 
-from torchrl_memory import ConfigError, DqnAgent, DqnConfig, DqnTrainer, LinearEpsilon, TrainingRun, make_env
+from torchrl_memory import ConfigError, TrainingRun, make_env
+from torchrl_memory.dqn import LinearEpsilon
+from torchrl_memory.dqn.agent import DqnAgent
+from torchrl_memory.dqn.config import DqnConfig
+from torchrl_memory.dqn.trainer import DqnTrainer
 from torchrl_memory.keys import OBS
 
 SMALL = dict(batch_size=8, min_replay_size=16, buffer_capacity=64, hidden_sizes=[16], epsilon_decay_steps=100, target_update_tau=None)

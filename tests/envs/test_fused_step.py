@@ -7,7 +7,9 @@ import pytest
 import torch
 from torchrl.collectors import Collector
 
-from torchrl_memory import make_actor_critic, make_collector, make_env, obs_dim_of
+from torchrl_memory import make_collector, make_env
+from torchrl_memory.envs import obs_dim_of
+from torchrl_memory.ppo import make_actor_critic
 from torchrl_memory.envs import fused_step
 from torchrl_memory.envs.fused_step import NativeTransformedEnv
 

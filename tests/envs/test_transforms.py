@@ -2,7 +2,8 @@ import pytest
 import torch
 from torchrl.envs import TransformedEnv
 
-from torchrl_memory import CartPoleEnv, Flicker, MaskVelocity, RunningObsNorm, make_env
+from torchrl_memory import CartPoleEnv, make_env
+from torchrl_memory.envs import Flicker, MaskVelocity, RunningObsNorm
 from torchrl_memory.envs.lookup import find_transform
 from torchrl_memory.envs.pomdp_transforms import BLANK_KEY
 

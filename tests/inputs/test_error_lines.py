@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from torchrl_memory import run_main
+from torchrl_memory.cli import run_main
 from torchrl_memory.pipelines import dqn, recurrent_ppo
 
 PPO = ["--num-envs", "4", "--envs-per-minibatch", "2", "--eval-episodes", "2", "--plot", "false"]
@@ -24,8 +24,8 @@ DQN = ["--hidden-sizes", "16", "--batch-size", "8", "--min-replay-size", "32", "
         (dqn.main, ["--hidden-sizes", "10000000,10000000"], r"^error: out of (CPU|GPU) memory: .*--hidden-sizes"),
     ],
 )
-def test_bad_values_are_one_line_with_exit_status_2(tmp_path, capsys, main, argv, says):
-    line = _one_line(capsys, main, [*(PPO if main is recurrent_ppo.main else DQN), *argv, "--run-root", str(tmp_path)])
+def test_bad_values_are_one_line_with_exit_status_2(tmp_path, capsys, main, argv, says, user_error_line):
+    line = user_error_line(main, [*(PPO if main is recurrent_ppo.main else DQN), *argv, "--run-root", str(tmp_path)])
     assert re.search(says, line), line
     assert not any(tmp_path.iterdir())  # nothing was written
 
@@ -41,17 +41,8 @@ def test_bad_values_are_one_line_with_exit_status_2(tmp_path, capsys, main, argv
         (dqn.main, ["--batch-size", "64"], r"'batch_size' = 64 .*\[1, 32\]: at most min_replay_size = 32"),
     ],
 )
-def test_a_range_from_another_field_names_that_field(tmp_path, capsys, main, argv, says):
+def test_a_range_from_another_field_names_that_field(tmp_path, capsys, main, argv, says, user_error_line):
     base = ["--eval-episodes", "2"] if main is recurrent_ppo.main else DQN
-    line = _one_line(capsys, main, [*base, *argv, "--run-root", str(tmp_path)])
+    line = user_error_line(main, [*base, *argv, "--run-root", str(tmp_path)])
     assert re.search(says, line), line
 
-
-def _one_line(capsys, main, argv) -> str:
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as exit_info:
-        run_main(main, argv)
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: "), err
-    return err[0]

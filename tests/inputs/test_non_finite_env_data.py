@@ -4,7 +4,8 @@ import pytest
 import torch
 
 import input_envs  # noqa: F401  (registers the test envs)
-from torchrl_memory import make_env, run_main
+from torchrl_memory import make_env
+from torchrl_memory.cli import run_main
 from torchrl_memory.envs.finite_check import NonFiniteEnvDataError
 from torchrl_memory.pipelines import dqn, recurrent_ppo
 from torchrl_memory.runs.run_dir import TrainingRun

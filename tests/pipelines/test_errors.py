@@ -9,22 +9,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from torchrl_memory import ConfigError, DQNConfig, PPOConfig, TrainingRun, run_main
+from torchrl_memory import ConfigError, DQNConfig, PPOConfig, TrainingRun
+from torchrl_memory.cli import run_main
 from torchrl_memory.pipelines import dqn, recurrent_ppo
 
 ROOT = Path(__file__).resolve().parents[2]
 PPO_TINY = ["--num-envs", "4", "--rollout-len", "16", "--hidden-size", "16", "--envs-per-minibatch", "2", "--eval-episodes", "2", "--plot", "false", "--eval-every", "0"]
 FRAMES = 64
 
-
-def _user_error(capsys, main, argv) -> str:
-    capsys.readouterr()  # drop what earlier runs printed
-    with pytest.raises(SystemExit) as exit_info:
-        run_main(main, argv)
-    assert exit_info.value.code == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: "), err
-    return err[0]
 
 
 @pytest.mark.parametrize(
@@ -44,20 +36,20 @@ def _user_error(capsys, main, argv) -> str:
         (dqn.main, ["--resume", "/no/such/run"], r"--resume /no/such/run: no such file or directory"),
     ],
 )
-def test_user_errors_are_one_line_with_exit_status_2(tmp_path, capsys, main, argv, says):
+def test_user_errors_are_one_line_with_exit_status_2(tmp_path, capsys, main, argv, says, user_error_line):
     import re
 
-    line = _user_error(capsys, main, [*argv, "--run-root", str(tmp_path)])
+    line = user_error_line(main, [*argv, "--run-root", str(tmp_path)])
     assert re.search(says, line), line
     assert not any(tmp_path.iterdir())  # nothing was written
 
 
-def test_a_missing_logger_backend_is_a_user_error(tmp_path, capsys):
+def test_a_missing_logger_backend_is_a_user_error(tmp_path, capsys, user_error_line):
     import importlib.util
 
     if importlib.util.find_spec("tensorboard") is not None:
         pytest.skip("tensorboard is installed here")
-    line = _user_error(capsys, recurrent_ppo.main, ["--logger", "tensorboard", "--run-root", str(tmp_path)])
+    line = user_error_line(recurrent_ppo.main, ["--logger", "tensorboard", "--run-root", str(tmp_path)])
     assert "needs the 'tensorboard' package" in line and not any(tmp_path.iterdir())
 
 
@@ -108,12 +100,12 @@ def test_a_damaged_latest_falls_back_to_the_newest_checkpoint_that_loads(tmp_pat
     assert TrainingRun.find(tmp_path).load_latest()["counters"]["total_steps"] == 4 * FRAMES and out["eval"]["episodes"] == 2
 
 
-def test_no_loadable_checkpoint_is_one_error_listing_what_was_tried(tmp_path, capsys):
+def test_no_loadable_checkpoint_is_one_error_listing_what_was_tried(tmp_path, capsys, user_error_line):
     _ppo(tmp_path, "--total-steps", str(2 * FRAMES), "--checkpoint-every", str(FRAMES))
     run = TrainingRun.find(tmp_path)
     for p in [run.path / "latest.pt", *run.path.glob("checkpoints/*.pt")]:
         p.write_bytes(b"\x00")
-    line = _user_error(capsys, recurrent_ppo.main, ["--resume", str(tmp_path)])
+    line = user_error_line(recurrent_ppo.main, ["--resume", str(tmp_path)])
     assert "no checkpoint of" in line and "latest.pt does not load" in line and f"step_{FRAMES}.pt does not load" in line
 
 
@@ -129,17 +121,17 @@ def test_resume_from_a_named_checkpoint_file_starts_there(tmp_path):
         torch.testing.assert_close(again["trainer"]["model"][key], final[key], rtol=0, atol=0)
 
 
-def test_resuming_the_other_pipelines_run_names_the_pipeline(tmp_path, capsys):
+def test_resuming_the_other_pipelines_run_names_the_pipeline(tmp_path, capsys, user_error_line):
     _ppo(tmp_path, "--total-steps", str(FRAMES))
-    line = _user_error(capsys, dqn.main, ["--resume", str(tmp_path)])
+    line = user_error_line(dqn.main, ["--resume", str(tmp_path)])
     assert "written by pipelines/recurrent_ppo.py" in line
 
 
-def test_a_broken_config_json_names_the_file(tmp_path, capsys):
+def test_a_broken_config_json_names_the_file(tmp_path, capsys, user_error_line):
     _ppo(tmp_path, "--total-steps", str(FRAMES))
     run = TrainingRun.find(tmp_path)
     (run.path / "config.json").write_text("{not json")
-    line = _user_error(capsys, recurrent_ppo.main, ["--resume", str(run.path)])
+    line = user_error_line(recurrent_ppo.main, ["--resume", str(run.path)])
     assert "config.json: not valid JSON" in line
 
 

@@ -5,7 +5,8 @@ from torchrl.collectors import Collector
 from torchrl.data import OneHot
 from torchrl.envs import GymEnv, InitTracker, TransformedEnv
 
-from torchrl_memory import DQNAgent, DQNConfig, RecurrentPPOLoss, make_actor_critic
+from torchrl_memory import DQNAgent, DQNConfig, RecurrentPPOLoss
+from torchrl_memory.ppo import make_actor_critic
 from torchrl_memory.keys import MASK
 
 

@@ -5,7 +5,8 @@ from tensordict import TensorDict
 from torchrl.envs import InitTracker, TransformedEnv
 from torchrl.collectors import Collector
 
-from torchrl_memory import CartPoleEnv, make_lstm_actor_critic
+from torchrl_memory import CartPoleEnv
+from torchrl_memory.ppo import make_lstm_actor_critic
 from torchrl_memory.ppo.advantage import gae_from_values, next_state_values
 from torchrl_memory.keys import ADVANTAGE, HIDDEN_H, OBS, VALUE, VALUE_TARGET
 

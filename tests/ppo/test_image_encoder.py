@@ -6,7 +6,8 @@ from torch import nn
 from torchrl.collectors import Collector
 from torchrl.modules import set_recurrent_mode
 
-from torchrl_memory import ImageEncoder, PPOConfig, build_agent, load_policy, make_env
+from torchrl_memory import PPOConfig, build_agent, load_policy, make_env
+from torchrl_memory.ppo import ImageEncoder
 from torchrl_memory.config_validation import UserError
 from torchrl_memory.keys import LOG_PROB
 from torchrl_memory.run_config import saved_values

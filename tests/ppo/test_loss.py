@@ -6,7 +6,8 @@ import torch
 from torchrl.collectors import Collector
 from torchrl.envs import InitTracker, TransformedEnv
 
-from torchrl_memory import CartPoleEnv, RecurrentPPOLoss, make_actor_critic
+from torchrl_memory import CartPoleEnv, RecurrentPPOLoss
+from torchrl_memory.ppo import make_actor_critic
 from torchrl_memory.keys import ADVANTAGE, LOG_PROB, MASK, VALUE, VALUE_TARGET
 from torchrl_memory.ppo.advantage import compute_gae
 

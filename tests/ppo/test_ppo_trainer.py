@@ -5,17 +5,9 @@ import pytest
 import torch
 from torchrl.collectors import Collector
 
-from torchrl_memory import (
-    ConfigError,
-    EntropyCollapseError,
-    NonFiniteLossError,
-    PPOConfig,
-    RecurrentPPOTrainer,
-    compute_gae,
-    make_env,
-    make_lstm_actor_critic,
-    obs_dim_of,
-)
+from torchrl_memory import ConfigError, EntropyCollapseError, NonFiniteLossError, PPOConfig, RecurrentPPOTrainer, compute_gae, make_env
+from torchrl_memory.envs import obs_dim_of
+from torchrl_memory.ppo import make_lstm_actor_critic
 
 N, T = 4, 16
 

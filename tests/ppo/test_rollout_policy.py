@@ -4,7 +4,9 @@ import torch
 from torchrl.data import Bounded, OneHot
 from torchrl.envs import ExplorationType, set_exploration_type
 
-from torchrl_memory import make_actor_critic, make_env, obs_dim_of
+from torchrl_memory import make_env
+from torchrl_memory.envs import obs_dim_of
+from torchrl_memory.ppo import make_actor_critic
 from torchrl_memory.ppo.rollout_policy import FusedRolloutPolicy
 
 N = 8

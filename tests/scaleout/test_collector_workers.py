@@ -2,7 +2,10 @@
 import pytest
 import torch
 
-from torchrl_memory import PPOConfig, RecurrentPPOLoss, RecurrentPPOTrainer, WorkerEnv, compute_gae, make_actor_critic, make_collector, make_env, obs_dim_of
+from torchrl_memory import PPOConfig, RecurrentPPOLoss, RecurrentPPOTrainer, compute_gae, make_collector, make_env
+from torchrl_memory.envs import obs_dim_of
+from torchrl_memory.ppo import make_actor_critic
+from torchrl_memory.runs import WorkerEnv
 from torchrl_memory.keys import MASK
 from torchrl_memory.runs.collectors import mirror_worker_env, push_env_state
 from torchrl_memory.envs.obs_norm import RunningObsNorm

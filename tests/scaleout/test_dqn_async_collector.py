@@ -2,7 +2,9 @@
 observations are stored, every transition is counted once, and the run resumes."""
 import torch
 
-from torchrl_memory import DQNAgent, DQNConfig, DQNTrainer, TrainingRun, WorkerEnv, make_async_collector, make_env, obs_dim_of
+from torchrl_memory import DQNAgent, DQNConfig, DQNTrainer, TrainingRun, make_env
+from torchrl_memory.envs import obs_dim_of
+from torchrl_memory.runs import WorkerEnv, make_async_collector
 from torchrl_memory.keys import OBS
 from torchrl_memory.pipelines import dqn
 

@@ -4,7 +4,9 @@ it leaves out is on."""
 import torch
 from torchrl.collectors import Collector
 
-from torchrl_memory import make_actor_critic, make_collector, make_env, obs_dim_of
+from torchrl_memory import make_collector, make_env
+from torchrl_memory.envs import obs_dim_of
+from torchrl_memory.ppo import make_actor_critic
 from torchrl_memory.runs.lean_collector import LeanCollector
 
 N, T = 8, 24

@@ -10,7 +10,9 @@ import time
 import pytest
 import torch
 
-from torchrl_memory import DQNAgent, DQNConfig, WorkerEnv, make_async_collector, make_collector, make_env, obs_dim_of
+from torchrl_memory import DQNAgent, DQNConfig, make_collector, make_env
+from torchrl_memory.envs import obs_dim_of
+from torchrl_memory.runs import WorkerEnv, make_async_collector
 
 N = 4
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from torchrl_memory import DQNAgent, DQNConfig, TrainingRun, load_policy, make_env, run_greedy_episodes
+from torchrl_memory import DQNAgent, DQNConfig, TrainingRun, load_policy, make_env
+from torchrl_memory.runs import run_greedy_episodes
 from torchrl_memory.pipelines import dqn, recurrent_ppo
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,0 +1,40 @@
+"""Learning checks of the main job (recurrent PPO on CartPoleNoVel) at its defaults.
+
+The slow one is what a user gets from the README's first command: the default job on three
+seeds, each ending solved (final greedy mean >= 475); ``pytest -m slow``, under a minute a
+seed on an idle 2-core machine. The fast one keeps the default recipe honest in the everyday
+suite: a few thousand steps must already lift the training return well above the initial
+policy's.
+"""
+from __future__ import annotations
+
+import pytest
+
+from torchrl_memory import TrainingRun
+from torchrl_memory.pipelines import recurrent_ppo
+
+SOLVED = 475.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_default_ppo_job_ends_solved(tmp_path, seed):
+    out = recurrent_ppo.main(["--seed", str(seed), "--run-root", str(tmp_path), "--plot", "false"])
+    assert out["eval"]["mean_reward"] >= SOLVED, f"seed {seed}: final greedy mean {out['eval']['mean_reward']:.1f}"
+
+
+def _mean_return(records: list[dict]) -> float:
+    return sum(r["total_reward"] for r in records) / len(records)
+
+
+def test_default_ppo_recipe_improves_within_a_short_budget(tmp_path):
+    # the default recipe with only the budget cut: the training episodes that end in the first
+    # window are the initial policy's; those of the last window must return far more
+    steps, window = 16_384, 1_024  # 16 updates of the default 64 envs x 16 steps
+    out = recurrent_ppo.main(["--total-steps", str(steps), "--eval-every", "0", "--eval-episodes", "4",
+                              "--run-root", str(tmp_path), "--plot", "false"])
+    episodes = TrainingRun.find(out["run_dir"]).read_jsonl("train_episodes.jsonl")
+    first = [e for e in episodes if e["total_steps"] <= window]
+    last = [e for e in episodes if e["total_steps"] > steps - window]
+    assert len(first) >= 10 and len(last) >= 10
+    assert _mean_return(last) >= 1.5 * _mean_return(first), f"first window {_mean_return(first):.1f}, last {_mean_return(last):.1f}"
