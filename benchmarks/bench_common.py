@@ -1,4 +1,5 @@
-"""Helpers shared by the benchmark scripts: machine description, medians, result files."""
+"""Helpers shared by the benchmark scripts: machine description, medians, result files, and
+the stable-solve metric every learning benchmark reports."""
 from __future__ import annotations
 
 import datetime as dt
@@ -30,6 +31,61 @@ def machine() -> str:
 
 def median(xs):
     return statistics.median(xs) if xs else float("nan")
+
+
+def eval_history(run_dir: str | Path, key: str = "mean_reward") -> list[dict]:
+    """A run's greedy evaluations in step order, from its ``eval_episodes.jsonl``:
+    ``[{"steps", "value", "train_s"}]``, value the mean return (or the success rate with
+    ``key="success_rate"``), train_s the training seconds logged with it (None when the
+    pipeline logs none)."""
+    evals: dict[int, list] = {}
+    for line in (Path(run_dir) / "eval_episodes.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        evals.setdefault(r["total_steps"], []).append(r)
+    out = []
+    for step in sorted(evals):
+        rows = evals[step]
+        value = sum(r["extras"]["success"] if key == "success_rate" else r["total_reward"] for r in rows) / len(rows)
+        out.append({"steps": step, "value": value, "train_s": rows[0].get("train_s")})
+    return out
+
+
+def stable_solve(history: list[dict], threshold: float) -> dict | None:
+    """The first evaluation from which every later one, up to the end of the budget, is
+    >= ``threshold``: ``{"steps", "train_s"}`` of that evaluation, or None when the last
+    evaluation is below it (the run never holds). ``history`` is ``eval_history``'s list.
+
+    Unlike "the first evaluation >= threshold" this cannot be won by a recipe that touches
+    the threshold once and falls back: a dip later moves the solve past the dip.
+    """
+    start = None
+    for i, e in enumerate(history):
+        if e["value"] < threshold:
+            start = None
+        elif start is None:
+            start = i
+    if start is None:
+        return None
+    return {"steps": history[start]["steps"], "train_s": history[start].get("train_s")}
+
+
+def solve_summary(finals: list[float], solves: list[dict | None], threshold: float, budget_steps: int,
+                  train_s: list[float] | None = None) -> dict:
+    """Per-arm figures that luck cannot win: the median final evaluation, how many runs end
+    >= threshold, how many hold a stable solve, and the median step of it with a run that
+    never holds counted as the full ``budget_steps``. With ``train_s`` (each run's training
+    seconds) also the median stable-solve seconds, a run that never holds counted as all
+    of its training time."""
+    out = {
+        "median_final": median(finals),
+        "finals": finals,
+        "seeds_ending_solved": sum(f >= threshold for f in finals),
+        "seeds_holding": sum(s is not None for s in solves),
+        "median_stable_solve_steps": median([budget_steps if s is None else s["steps"] for s in solves]),
+    }
+    if train_s is not None:
+        out["median_stable_solve_s"] = median([t if s is None or s.get("train_s") is None else s["train_s"] for s, t in zip(solves, train_s)])
+    return out
 
 
 def save(name: str, payload: dict) -> Path:

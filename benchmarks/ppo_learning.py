@@ -6,7 +6,8 @@
 
 Each run is the real pipeline (pipelines/recurrent_ppo.py) with a final greedy
 evaluation of 32 episodes; extra ``--key value`` pairs after ``--`` go to the pipeline.
-Reports the median (never a peak) and the time to the first greedy eval >= --threshold.
+Reports the median final (never a peak), how many seeds end >= --threshold, and the time to a
+stable solve (bench_common.stable_solve: the first evaluation from which every later one holds).
 """
 from __future__ import annotations
 
@@ -15,22 +16,8 @@ import contextlib
 import io
 import json
 import tempfile
-from pathlib import Path
 
-from bench_common import median, save
-
-
-def time_to_threshold(run_dir: str, threshold: float, key: str) -> float | None:
-    evals: dict[int, list] = {}
-    for line in (Path(run_dir) / "eval_episodes.jsonl").read_text().splitlines():
-        r = json.loads(line)
-        evals.setdefault(r["total_steps"], []).append(r)
-    for step in sorted(evals):
-        rows = evals[step]
-        value = sum(r["extras"]["success"] if key == "success_rate" else r["total_reward"] for r in rows) / len(rows)
-        if value >= threshold:
-            return rows[0]["train_s"]
-    return None
+from bench_common import eval_history, median, save, solve_summary, stable_solve
 
 
 def main() -> None:
@@ -56,15 +43,14 @@ def main() -> None:
                 with contextlib.redirect_stderr(io.StringIO()):
                     out = recurrent_ppo.main(argv)
                 rows.append({"arm": arm, "seed": seed, "final": out["eval"][metric], "wall_s": out["wall_s"], "steps_per_s": out["steps_per_s"],
-                             "time_to_threshold_s": time_to_threshold(out["run_dir"], args.threshold, metric), "timing": out["timing"]})
+                             "train_s": out["wall_s"] - out["timing"]["evaluation"],
+                             "stable_solve": stable_solve(eval_history(out["run_dir"], metric), args.threshold), "timing": out["timing"]})
                 print(json.dumps(rows[-1]), flush=True)
     summary = {}
     for arm in args.arms.split(","):
         r = [x for x in rows if x["arm"] == arm]
-        reached = [x["time_to_threshold_s"] for x in r if x["time_to_threshold_s"] is not None]
-        summary[arm] = {"median_final": median([x["final"] for x in r]), "finals": [x["final"] for x in r],
-                        "median_wall_s": median([x["wall_s"] for x in r]), "median_steps_per_s": median([x["steps_per_s"] for x in r]),
-                        "seeds_reaching_threshold": len(reached), "median_time_to_threshold_s": median(reached) if len(reached) * 2 > len(r) else None}
+        summary[arm] = {**solve_summary([x["final"] for x in r], [x["stable_solve"] for x in r], args.threshold, args.steps, [x["train_s"] for x in r]),
+                        "median_wall_s": median([x["wall_s"] for x in r]), "median_steps_per_s": median([x["steps_per_s"] for x in r])}
     path = save(args.name or f"ppo_{args.env}_{args.steps}", {"env": args.env, "steps": args.steps, "seeds": args.seeds, "metric": metric,
                                                                 "threshold": args.threshold, "extra": args.extra, "summary": summary, "runs": rows})
     print(json.dumps(summary, indent=2))

@@ -28,13 +28,15 @@ def _mean_return(records: list[dict]) -> float:
 
 
 def test_default_ppo_recipe_improves_within_a_short_budget(tmp_path):
-    # the default recipe with only the budget cut: the training episodes that end in the first
-    # window are the initial policy's; those of the last window must return far more
-    steps, window = 16_384, 1_024  # 16 updates of the default 64 envs x 16 steps
+    # the default recipe with only the budget cut. The initial policy's returns are those of the
+    # first episode of every env (the episodes that END early are only the short ones, a biased
+    # sample); the episodes ending in the last two updates are the trained policy's. Measured on
+    # seed 0: 21.7 -> 106 (ratio 4.9); with the learning rate at 1e-9 the same ratio is 1.08.
+    steps, num_envs = 32_768, 64  # 32 updates of the default 64 envs x 16 steps
     out = recurrent_ppo.main(["--total-steps", str(steps), "--eval-every", "0", "--eval-episodes", "4",
                               "--run-root", str(tmp_path), "--plot", "false"])
     episodes = TrainingRun.find(out["run_dir"]).read_jsonl("train_episodes.jsonl")
-    first = [e for e in episodes if e["total_steps"] <= window]
-    last = [e for e in episodes if e["total_steps"] > steps - window]
-    assert len(first) >= 10 and len(last) >= 10
-    assert _mean_return(last) >= 1.5 * _mean_return(first), f"first window {_mean_return(first):.1f}, last {_mean_return(last):.1f}"
+    initial = [e for e in episodes if e["total_steps"] <= e["length"] * num_envs]  # started at step 0
+    last = [e for e in episodes if e["total_steps"] > steps - 2 * 1024]
+    assert len(initial) == num_envs and len(last) >= 5
+    assert _mean_return(last) >= 1.5 * _mean_return(initial), f"initial {_mean_return(initial):.1f}, last {_mean_return(last):.1f}"
