@@ -325,12 +325,25 @@ def _tuning(name: str, o: dict, out: Path) -> bool:
     return True
 
 
+def _main_job_seeds(name: str, o: dict, out: Path) -> bool:
+    """``main_job_seeds.py``: the final greedy return per seed, and every seed's greedy evaluations over training."""
+    algo, runs, summary = o["algo"], o["runs"], o["summary"]
+    steps = max(r["evals"][-1][0] for r in runs if r.get("evals"))
+    title = f"{name}: {steps:,} steps, {summary['seeds_ending_solved']} of {len(runs)} seeds end >= {o['threshold']:g}"
+    plot_seeds({"": {algo: [r["final"] for r in runs]}}, title, "final greedy return", out / f"{name}.png", _caption(o), o["threshold"])
+    curves = {algo: {r["seed"]: [tuple(e) for e in r["evals"]] for r in runs if r.get("evals")}}
+    plot_curves(curves, f"{name}: greedy evaluations per seed", "greedy return", out / f"{name}_curves.png", _caption(o))
+    return True
+
+
 def plot_group(name: str, files: list[tuple[str, dict]], out: Path) -> bool:
     """Draws one benchmark; False (with a printed note) when its shape is not one known here."""
     o = files[0][1]
     try:
         if "rows" in o and isinstance(o["rows"], list) and o["rows"] and "model" in o["rows"][0]:
             return _suite_rows(name, files, out)
+        if "algo" in o and "runs" in o and len(files) == 1:
+            return _main_job_seeds(name, o, out)
         if "summary" in o and "runs" in o and "ratios" not in o:
             return _learning_runs(name, files, out)
         if len(files) > 1:
