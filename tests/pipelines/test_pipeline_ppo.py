@@ -43,7 +43,7 @@ def _interrupt_after(monkeypatch, n_updates):
     monkeypatch.setattr(RecurrentPPOTrainer, "train_step", step)
 
 
-@pytest.mark.parametrize("model", ["lstm", "gru"])
+@pytest.mark.parametrize("model", ["lstm", "gru", "mingru", "ffm", "lru"])
 def test_ctrl_c_saves_and_resume_matches_straight_run(tmp_path, monkeypatch, model):
     k = 3
     straight = _run(tmp_path / "a", "--total-steps", str(2 * k * FRAMES), "--eval-every", "0", "--model", model)

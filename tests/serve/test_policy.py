@@ -18,10 +18,11 @@ PPO = ["--num-envs", "8", "--rollout-len", "16", "--envs-per-minibatch", "4", "-
        "--eval-every", "0", "--eval-episodes", "2", "--plot", "false"]
 
 
-@pytest.fixture(scope="module")
-def ppo_run(tmp_path_factory):
+@pytest.fixture(scope="module", params=["lstm", "mingru", "ffm", "lru"])
+def ppo_run(tmp_path_factory, request):
+    """A trained PPO run per memory model: the LSTM and each parallel-scan memory."""
     root = tmp_path_factory.mktemp("ppo")
-    recurrent_ppo.main([*PPO, "--env", "gym:CartPoleNoVel", "--run-root", str(root)])
+    recurrent_ppo.main([*PPO, "--env", "gym:CartPoleNoVel", "--model", request.param, "--run-root", str(root)])
     return TrainingRun.find(root)
 
 
