@@ -5,7 +5,7 @@ encoding and normalisation. Everything here is a TorchRL ``EnvBase`` or ``Transf
     >>> env = make_env("CartPoleNoVel", num_envs=64)  # tensor-native, one batch
 """
 from .cartpole import CartPoleEnv
-from .encoders import EncodeObservation
+from .observation_encoding import EncodeObservation
 from .factory import check_eval_env, make_env, parse_env_id
 from .finite_check import CheckFiniteEnvData, NonFiniteEnvDataError
 from .lookup import find_transform, native_base, obs_dim_of

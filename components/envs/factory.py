@@ -14,7 +14,7 @@ Ids:
 
 Every env gets, in order: for a gymnasium env, the check that stops a run at a NaN or inf
 observation or reward (``finite_check.py``); the observation encoder when the observation is not
-already one flat float vector (``encoders.py``), the POMDP transforms, optionally the
+already one flat float vector (``observation_encoding.py``), the POMDP transforms, optionally the
 previous action and reward, optional running observation normalisation,
 ``InitTracker``, ``StepCounter`` and ``RewardSum``. A recurrent
 agent adds its own state primer (``agent.prime(env)``, from its trunk's
@@ -35,7 +35,7 @@ from torchrl.envs import EnvBase, InitTracker, RewardSum, StepCounter, Transform
 
 from ..config_validation import UserError
 from .cartpole import CartPoleEnv
-from .encoders import EncodeObservation
+from .observation_encoding import EncodeObservation
 from .env_workers import parallel_gym_env
 from .finite_check import CheckFiniteEnvData
 from .fused_step import NativeTransformedEnv

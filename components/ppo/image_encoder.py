@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from ..config_validation import UserError
-from ..envs.encoders import EncodeObservation
+from ..envs.observation_encoding import EncodeObservation
 from ..envs.lookup import find_transform, obs_dim_of
 from .dense_encoder import DenseEncoder
 

@@ -30,7 +30,7 @@ from ..run_config import saved_values
 from ..config_validation import UserError
 from ..dqn.agent import DQNAgent
 from ..dqn.config import DQNConfig
-from ..envs.encoders import EncodeObservation
+from ..envs.observation_encoding import EncodeObservation
 from ..envs.factory import make_env
 from ..envs.lookup import find_transform, obs_dim_of
 from ..envs.obs_norm import RunningObsNorm

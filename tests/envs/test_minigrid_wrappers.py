@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from torchrl_memory import make_env
-from torchrl_memory.envs.encoders import EncodeObservation
+from torchrl_memory.envs.observation_encoding import EncodeObservation
 from torchrl_memory.envs.lookup import find_transform
 from torchrl_memory.envs.minigrid_wrappers import NavigationActions, OneHotSymbolicImage
 

@@ -16,7 +16,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from torchrl_memory.envs.encoders import EncodeObservation
+from torchrl_memory.envs.observation_encoding import EncodeObservation
 from torchrl_memory.envs.factory import make_env
 from torchrl_memory.envs.lookup import find_transform
 from torchrl_memory.envs.popgym import make_native_popgym

@@ -5,7 +5,7 @@ from tensordict import TensorDict
 from torchrl.data import Bounded, Categorical, Composite, Unbounded
 
 from torchrl_memory import make_env
-from torchrl_memory.envs.encoders import EncodeObservation
+from torchrl_memory.envs.observation_encoding import EncodeObservation
 from torchrl_memory.pipelines import dqn, recurrent_ppo
 
 B = 3
