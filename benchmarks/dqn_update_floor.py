@@ -8,7 +8,7 @@ update per env step) it times, in one process:
     hand-written backward (dqn/manual_backward.py) and with autograd (``manual_backward = False``),
     and the same gradient step in bare PyTorch with no library code (autograd, per-tensor Adam,
     as SB3 runs it);
-  * a whole ``DqnTrainer`` env step with 1 and with 8 envs (act, env step, store, update,
+  * a whole ``DQNRunState`` env step with 1 and with 8 envs (act, env step, store, update,
     bookkeeping), per env step;
   * with 1 env, the parts of that step alone: acting (``agent.explore``), the env's
     ``step_and_maybe_reset`` (TorchRL ``TransformedEnv`` over the native CartPole) and storing
@@ -68,7 +68,8 @@ def bare_pytorch_update_s(n: int, repeats: int) -> float:
 
 def ours(num_envs: int, n: int, repeats: int) -> tuple[float, float, float, dict]:
     """Seconds per update (hand-written backward, autograd), per env step, and the step's parts."""
-    from torchrl_memory import DqnAgent, DqnConfig, DqnTrainer, make_env, obs_dim_of
+    from torchrl_memory import DQNAgent as DqnAgent, DQNConfig as DqnConfig, DQNRunState as DqnTrainer, make_env
+    from torchrl_memory.envs import obs_dim_of
 
     cfg = DqnConfig(batch_size=64, hidden_sizes=[64, 64], min_replay_size=1000, double_dqn=False, target_update_tau=None,
                     target_update_freq=500, learning_rate=3e-4, epsilon_end=0.05, num_envs=num_envs, seed=0).validate()

@@ -26,7 +26,7 @@ if os.environ.get("TORCHRL_MEMORY_NO_TD_PATCH", "") not in ("1", "true", "yes"):
 # the user-facing names (after the patch above, which must come first)
 from .config_validation import ConfigError, UserError  # noqa: E402
 from .device import resolve_device  # noqa: E402
-from .dqn import DQNAgent, DQNConfig, DQNTrainer  # noqa: E402
+from .dqn import DQNAgent, DQNConfig, DQNRunState  # noqa: E402
 from .envs import CartPoleEnv, make_env, MiniGridMemoryEnv, TMazeEnv  # noqa: E402
 from .ppo import ActorCritic, build_agent, compute_gae, EntropyCollapseError, NonFiniteLossError, PaddedGRUModule, PaddedLSTMModule, PPOConfig, RecurrentMinibatchSampler, RecurrentPPOLoss, RecurrentPPOTrainer  # noqa: E402
 from .runs import evaluate, make_collector, TrainingRun  # noqa: E402
@@ -40,7 +40,7 @@ __all__ = sorted([
     "ConfigError",
     "DQNAgent",
     "DQNConfig",
-    "DQNTrainer",
+    "DQNRunState",
     "EntropyCollapseError",
     "evaluate",
     "load_policy",
@@ -72,7 +72,8 @@ MOVED = {
     "DqnAgent": "torchrl_memory.dqn.agent",
     "DqnConfig": "torchrl_memory.dqn.config",
     "LinearEpsilon": "torchrl_memory.dqn",
-    "DqnTrainer": "torchrl_memory.dqn.trainer",
+    "DqnTrainer": "torchrl_memory.dqn.run_state",
+    "DQNTrainer": "torchrl_memory.dqn.run_state",
     "StepMetrics": "torchrl_memory.dqn",
     "check_eval_env": "torchrl_memory.envs",
     "parse_env_id": "torchrl_memory.envs",

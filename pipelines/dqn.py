@@ -4,7 +4,7 @@
     python pipelines/dqn.py --env Acrobot-v1 --total-steps 100000 --min-replay-size 10000
     python pipelines/dqn.py --resume runs/dqn
 
-Top to bottom: env, agent, trainer, then train with a greedy evaluation every
+Top to bottom: env, agent, state, then train with a greedy evaluation every
 ``eval_every`` steps, a final evaluation and the learning-curve PNG.
 """
 from __future__ import annotations
@@ -14,13 +14,13 @@ import time
 import torch
 from tqdm import tqdm
 
-from torchrl_memory import DQNAgent, DQNConfig, DQNTrainer, TrainingRun, make_env, resolve_device
+from torchrl_memory import DQNAgent, DQNConfig, DQNRunState, TrainingRun, make_env, resolve_device
 from torchrl_memory.cli import eval_request, resolve_run_config, run_main
 from torchrl_memory.device import set_cpu_threads
 from torchrl_memory.envs import check_eval_env, obs_dim_of
 from torchrl_memory.runs import WorkerEnv, deferred_stop, logger_for, make_async_collector, plot_learning_curve
 from torchrl_memory.serve import evaluate_checkpoint
-from torchrl_memory.dqn.trainer import check_compatible
+from torchrl_memory.dqn.run_state import check_compatible
 from torchrl_memory.envs.finite_check import NonFiniteEnvDataError
 from torchrl_memory.runs.interrupts import StopRequested
 from torchrl_memory.runs.run_state import at_budget
@@ -52,64 +52,64 @@ def main(argv: list[str] | None = None) -> dict:
     # Ctrl-C / SIGTERM from here on take effect between batched env steps, never inside one or
     # inside an evaluation: the first saves the last complete step and exits 130 / 143
     with deferred_stop() as stop:
-        trainer, collector, bar = None, None, None
+        state, collector, bar = None, None, None
         try:
-            # --- run directory, trainer -------------------------------------------------------
+            # --- run directory, state -------------------------------------------------------
             run = run or TrainingRun.create(cfg.run_root, cfg.run_name, cfg.to_dict())
             if cfg.collector_workers > 1:  # the envs step in TorchRL's MultiAsyncCollector workers
                 worker_env = WorkerEnv(cfg.env_id, cfg.num_envs, cfg.seed, str(device), {"normalize_obs": False, "wrappers": cfg.env_wrappers})
                 collector = make_async_collector(agent.explore_policy, worker_env, cfg.collector_workers, cfg.worker_steps, device)
-            trainer = DQNTrainer(env, agent, eval_env_factory, run=run, logger=logger_for(cfg, run.path), collector=collector)
+            state = DQNRunState(env, agent, eval_env_factory, run=run, logger=logger_for(cfg, run.path), collector=collector)
             if resumed is not None:
-                trainer.resume(resumed)
+                state.resume(resumed)
             print(f"run directory: {run.path}  device: {device}  env: {cfg.env_id} x {cfg.num_envs}"
                   + (f"  collector workers: {cfg.collector_workers} (MultiAsyncCollector)" if collector is not None else ""))
             print(env.observation_description)
             stop.check()
 
             # --- train: one env step at a time; evaluate and checkpoint at their cadences --------
-            bar = tqdm(total=cfg.total_steps, initial=trainer.total_steps, unit="step", dynamic_ncols=True)
-            t_start, steps_at_start = time.time(), trainer.total_steps
-            if trainer.total_steps < cfg.total_steps:
-                for step in trainer.steps():
+            bar = tqdm(total=cfg.total_steps, initial=state.total_steps, unit="step", dynamic_ncols=True)
+            t_start, steps_at_start = time.time(), state.total_steps
+            if state.total_steps < cfg.total_steps:
+                for step in state.steps():
                     n = step.total_steps
                     bar.update(1)
                     if step.loss is not None:
-                        trainer.log_scalars("train", {"loss": step.loss}, step=n)
+                        state.log_scalars("train", {"loss": step.loss}, step=n)
                     if n % DISPLAY_EVERY == 0:
                         sps = (n - steps_at_start) / max(time.time() - t_start, 1e-9)
-                        bar.set_postfix(ret=f"{trainer.stats.summary()['recent_reward']:.1f}", eps=f"{step.epsilon:.3f}", sps=f"{sps:.0f}")
-                        trainer.log_scalars("train", {"epsilon": step.epsilon, "steps_per_s": sps, "learning_rate": cfg.learning_rate}, step=n)
-                    if trainer.eval_due(n - 1, n):
-                        trainer.eval()
-                    if trainer.checkpoint_due(n - 1, n):
-                        trainer.save_checkpoint()
+                        bar.set_postfix(ret=f"{state.stats.summary()['recent_reward']:.1f}", eps=f"{step.epsilon:.3f}", sps=f"{sps:.0f}")
+                        state.log_scalars("train", {"epsilon": step.epsilon, "steps_per_s": sps, "learning_rate": cfg.learning_rate}, step=n)
+                    if state.eval_due(n - 1, n):
+                        state.eval()
+                    if state.checkpoint_due(n - 1, n):
+                        state.save_checkpoint()
                     if n >= cfg.total_steps:
                         break
-                    if n == trainer.total_steps:  # the batched step is complete (its envs' steps all seen)
+                    if n == state.total_steps:  # the batched step is complete (its envs' steps all seen)
                         stop.check()
             bar.close()
             wall = time.time() - t_start
 
             # --- final evaluation (unless the cadence just evaluated), checkpoint and plot ---------
-            if not trainer.evaluated_now:
-                trainer.eval()
-            trainer.save_if_changed()
+            if not state.evaluated_now:
+                state.eval()
+            state.save_if_changed()
             if cfg.plot:
                 plot_learning_curve(run.read_jsonl("train_episodes.jsonl"), run.read_jsonl("eval_episodes.jsonl"), run.path / "learning_curve.png", title=f"DQN on {cfg.env_id}")
             stop.check()
         except KeyboardInterrupt as err:
             code = err.exit_code if isinstance(err, StopRequested) else 130
-            if trainer is None or trainer.mid_step:  # a second Ctrl-C inside a step or an evaluation: its state is half done
+            if state is None or state.mid_step:  # a second Ctrl-C inside a step or an evaluation: its state is half done
                 latest = "" if run is None or not (run.path / "latest.pt").is_file() else f"; the newest checkpoint is {run.path / 'latest.pt'}"
-                print(f"\ninterrupted {'before the trainer existed' if trainer is None else 'inside a step'}: nothing saved{latest}")
-            elif trainer.save_if_changed():
-                print(f"\ninterrupted: checkpoint of the last complete step ({trainer.total_steps}) saved to {run.path / 'latest.pt'}")
+                print(f"\ninterrupted {'before the state existed' if state is None else 'inside a step'}: nothing saved{latest}")
+            elif state.save_if_changed():
+                print(f"\ninterrupted: checkpoint of the last complete step ({state.total_steps}) saved to {run.path / 'latest.pt'}")
             else:
-                print(f"\ninterrupted: nothing new since the checkpoint of step {trainer.total_steps}")
+                print(f"\ninterrupted: nothing new since the checkpoint of step {state.total_steps}")
             raise SystemExit(code)
         except NonFiniteEnvDataError as err:  # a NaN/inf from the env: one line naming it and the last good checkpoint
-            raise err.stopped_at(0 if trainer is None else trainer.total_steps, None if run is None else run.path) from None
+            raise err.stopped_at(0 if state is None else state.total_steps, None if run is None else run.path) from None
         finally:
             if bar is not None:
                 bar.close()
@@ -117,11 +117,11 @@ def main(argv: list[str] | None = None) -> dict:
                 collector.shutdown()
 
     # --- report: the final evaluation, and the best one with its checkpoint --------------------
-    report = trainer.last_report
-    sps = (trainer.total_steps - steps_at_start) / max(wall, 1e-9)
+    report = state.last_report
+    sps = (state.total_steps - steps_at_start) / max(wall, 1e-9)
     print(report.format())
     print(f"greedy eval: mean {report.mean_reward:.2f} std {report.std_reward:.2f} | {sps:.0f} env steps/s | wall {wall:.1f}s | {run.path}")
-    print(trainer.best_summary())
+    print(state.best_summary())
     return {"eval": report.stats, "steps_per_s": sps, "wall_s": wall, "run_dir": str(run.path)}
 
 

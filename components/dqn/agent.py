@@ -81,7 +81,7 @@ class DQNAgent:
         else:
             self.target_updater = SoftUpdate(self.loss, tau=config.target_update_tau)
         # DQNLoss(delay_value=True) creates the target as a detached copy of the online net: it
-        # starts equal (the reference built it independently at random; tests pin this)
+        # starts equal, never an independent random draw (tests pin this)
         self.params = list(self.loss.value_network_params.values(True, True))
         # a second MLP whose weights are the target tensors themselves (see the module docstring)
         target_actor = copy.deepcopy(self.q_actor)

@@ -4,7 +4,7 @@ A run's state besides the learner: the step and episode counters, the best greed
 return so far (``best.pt`` is written on strict improvement only), the cadence of
 evaluations and checkpoints (in env steps, ``run_config.crossed``), the JSONL episode
 logs and their truncation on resume (the steps after the checkpoint are replayed), and
-the metrics logger. ``PPORunState`` and ``DQNTrainer`` extend it with what their
+the metrics logger. ``PPORunState`` and ``DQNRunState`` extend it with what their
 algorithm must snapshot; the training loop itself stays in the pipelines.
 
 A step count is evaluated once: ``evaluated_now`` tells the pipelines' final evaluation
@@ -31,7 +31,7 @@ LOG_FILES = ("train_episodes.jsonl", "eval_episodes.jsonl")
 
 class RunState:
     """Counters, cadences, logs, best evaluation and checkpoint writes, shared by ``PPORunState``
-    and ``DQNTrainer`` (see the module docstring)."""
+    and ``DQNRunState`` (see the module docstring)."""
 
     def __init__(self, config: RunConfig, run: TrainingRun | None = None, logger: Logger | None = None):
         self.config, self.run, self.logger = config, run, logger

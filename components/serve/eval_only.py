@@ -1,7 +1,7 @@
 """Eval-only mode of the pipelines: ``--eval CHECKPOINT --episodes N``.
 
-Loads the policy (``load_policy``), plays N greedy episodes on N envs seeded 1..N (the
-reference trainer's convention: on the gymnasium backend env i gets seed i + 1; the
+Loads the policy (``load_policy``), plays N greedy episodes on N envs seeded 1..N (on
+the gymnasium backend env i gets seed i + 1; the
 tensor-native envs draw from one generator seeded 1), prints the report and appends one
 record per episode to ``eval_only.jsonl`` beside the checkpoint.
 """

@@ -8,7 +8,7 @@ import torch
 
 from ckpt_helpers import DQN_TINY, FRAMES, PPO_TINY, assert_same_weights, digest, latest
 from torchrl_memory import TrainingRun
-from torchrl_memory.dqn import trainer as dqn_trainer
+from torchrl_memory.dqn import run_state as dqn_run_state
 from torchrl_memory.pipelines import dqn, recurrent_ppo
 from torchrl_memory.runs.run_dir import CheckpointError
 from torchrl_memory.runs.stats import EpisodeRecord
@@ -79,7 +79,7 @@ def test_the_end_of_a_run_names_the_best_evaluation_and_its_checkpoint(tmp_path,
 
 def test_a_final_evaluation_below_the_best_still_points_at_the_better_checkpoint(tmp_path, capsys, monkeypatch):
     returns = iter([10.0, 30.0, 20.0])  # evaluations at 80, 160, then the final one at 200
-    monkeypatch.setattr(dqn_trainer, "run_greedy_episodes", lambda env, policy: [EpisodeRecord(next(returns), 5, "Terminated")])
+    monkeypatch.setattr(dqn_run_state, "run_greedy_episodes", lambda env, policy: [EpisodeRecord(next(returns), 5, "Terminated")])
     dqn.main([*DQN_TINY, "--total-steps", "200", "--eval-every", "80", "--run-root", str(tmp_path)])
     out = capsys.readouterr().out
     run = TrainingRun.find(tmp_path)

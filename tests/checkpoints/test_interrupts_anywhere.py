@@ -10,7 +10,7 @@ import pytest
 
 from ckpt_helpers import DQN_TINY, FRAMES, PPO_TINY, assert_same_weights, digest, latest, signal_on_call
 from torchrl_memory import DQNAgent, RecurrentPPOTrainer, TrainingRun
-from torchrl_memory.dqn import trainer as dqn_trainer
+from torchrl_memory.dqn import run_state as dqn_run_state
 from torchrl_memory.pipelines import dqn, recurrent_ppo
 from torchrl_memory.ppo import run_state as ppo_run_state
 
@@ -60,7 +60,7 @@ def test_dqn_second_ctrl_c_inside_a_step_saves_nothing_and_the_run_resumes_exact
 
 def test_dqn_second_ctrl_c_inside_an_evaluation_saves_nothing(tmp_path, monkeypatch, capsys):
     with monkeypatch.context() as m:
-        signal_on_call(m, dqn_trainer, "run_greedy_episodes", 2, signal.SIGINT, times=2)  # the evaluation at step 160
+        signal_on_call(m, dqn_run_state, "run_greedy_episodes", 2, signal.SIGINT, times=2)  # the evaluation at step 160
         _interrupted(dqn.main, DQN_ARGS, tmp_path)
     assert "nothing saved" in capsys.readouterr().out
     state = latest(tmp_path)
@@ -101,7 +101,7 @@ def test_a_signal_right_after_the_run_directory_is_created_leaves_a_resumable_ru
 @pytest.mark.parametrize("pipeline", ["dqn", "recurrent_ppo"])
 def test_ctrl_c_inside_the_final_evaluation_finishes_it_saves_and_exits_130(tmp_path, monkeypatch, capsys, pipeline):
     if pipeline == "dqn":  # evaluations at 80 and 160, then the final one at 230
-        main, args, owner, final_call, budget = dqn.main, [*DQN_ARGS, "--total-steps", "230"], dqn_trainer, 3, 230
+        main, args, owner, final_call, budget = dqn.main, [*DQN_ARGS, "--total-steps", "230"], dqn_run_state, 3, 230
     else:  # evaluations after updates 2 and 4, then the final one after update 5
         main, args, owner, final_call, budget = recurrent_ppo.main, [*PPO_ARGS, "--total-steps", str(5 * FRAMES)], ppo_run_state, 3, 5 * FRAMES
     name = "run_greedy_episodes" if pipeline == "dqn" else "evaluate"

@@ -10,7 +10,7 @@ from torchrl_memory import ConfigError, TrainingRun, make_env
 from torchrl_memory.dqn import LinearEpsilon
 from torchrl_memory.dqn.agent import DqnAgent
 from torchrl_memory.dqn.config import DqnConfig
-from torchrl_memory.dqn.trainer import DqnTrainer
+from torchrl_memory.dqn import DQNRunState
 from torchrl_memory.keys import OBS
 
 SMALL = dict(batch_size=8, min_replay_size=16, buffer_capacity=64, hidden_sizes=[16], epsilon_decay_steps=100, target_update_tau=None)
@@ -48,7 +48,7 @@ def test_replay_ring_overwrites_oldest_and_keeps_capacity():
 
 def test_no_update_before_max_of_batch_and_min_replay():
     env, agent = _agent(batch_size=8, min_replay_size=16)
-    trainer = DqnTrainer(env, agent)
+    trainer = DQNRunState(env, agent)
     it = trainer.steps()
     updates = [next(it).did_update for _ in range(20)]
     assert not any(updates[:15]) and all(updates[15:])  # first update on the step that fills the 16th slot
@@ -58,7 +58,7 @@ def test_target_starts_equal_to_online_and_syncs_exactly_at_multiples():
     env, agent = _agent(target_update_freq=5, min_replay_size=8, batch_size=8)
     online, target = agent.loss.value_network_params, agent.loss.target_value_network_params
     assert _same(_params(online), _params(target))
-    trainer = DqnTrainer(env, agent)
+    trainer = DQNRunState(env, agent)
     it = trainer.steps()
     synced_at = []
     for _ in range(22):
@@ -192,7 +192,7 @@ def test_plain_exploration_equals_the_torchrl_policy(num_envs):
 def test_stored_next_observation_is_the_real_final_one():
     env = make_env("CartPole-v1", 1, seed=0, normalize_obs=False)
     agent = DqnAgent(4, env.action_spec, DqnConfig(**{**SMALL, "buffer_capacity": 1000, "min_replay_size": 1000}))
-    trainer = DqnTrainer(env, agent)
+    trainer = DQNRunState(env, agent)
     it = trainer.steps()
     m = next(it)
     while not m.episode_done:
@@ -209,7 +209,7 @@ def _trainer(tmp_path, name="run", **kw):
     env, agent = _agent(**{"checkpoint_every": 25, "keep_checkpoints": 2, **kw})
     run = TrainingRun.create(tmp_path, name, agent.config.to_dict())
     factory = lambda n, seed: make_env(agent.config.env_id, n, seed=seed, normalize_obs=False)
-    return DqnTrainer(env, agent, eval_env_factory=factory, run=run)
+    return DQNRunState(env, agent, eval_env_factory=factory, run=run)
 
 
 def test_train_equals_a_loop_over_steps_with_the_pipeline_cadences(tmp_path):
@@ -260,7 +260,7 @@ def test_eval_leaves_training_untouched(tmp_path, env_id):
 
 
 def test_best_is_saved_only_on_strict_improvement(tmp_path, monkeypatch):
-    from torchrl_memory.dqn import trainer as mod
+    from torchrl_memory.dqn import run_state as mod
     from torchrl_memory.runs.stats import EpisodeRecord
 
     t = _trainer(tmp_path)

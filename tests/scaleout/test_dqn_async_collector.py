@@ -2,7 +2,7 @@
 observations are stored, every transition is counted once, and the run resumes."""
 import torch
 
-from torchrl_memory import DQNAgent, DQNConfig, DQNTrainer, TrainingRun, make_env
+from torchrl_memory import DQNAgent, DQNConfig, DQNRunState, TrainingRun, make_env
 from torchrl_memory.envs import obs_dim_of
 from torchrl_memory.runs import WorkerEnv, make_async_collector
 from torchrl_memory.keys import OBS
@@ -49,7 +49,7 @@ def test_workers_act_with_the_learners_weights_and_epsilon():
 def test_trainer_stores_real_final_observations_and_counts_each_transition_once(tmp_path):
     cfg, env, agent, collector = _setup()
     run = TrainingRun.create(tmp_path, "dqn", cfg.to_dict())
-    trainer = DQNTrainer(env, agent, run=run, collector=collector)
+    trainer = DQNRunState(env, agent, run=run, collector=collector)
     try:
         before = agent.flat_params.detach().clone()
         trainer.train(400)
@@ -71,7 +71,7 @@ def test_trainer_stores_real_final_observations_and_counts_each_transition_once(
     finally:
         collector.shutdown()
     cfg2, env2, agent2, collector2 = _setup()
-    resumed = DQNTrainer(env2, agent2, collector=collector2)
+    resumed = DQNRunState(env2, agent2, collector=collector2)
     try:
         resumed.load_state_dict(state)
         assert resumed.total_steps == trainer.total_steps and len(agent2.replay) == len(agent.replay)

@@ -1,4 +1,5 @@
-"""``DQNTrainer``: env stepping, bookkeeping, evaluation and checkpoints for ``DQNAgent``.
+"""``DQNRunState``: DQN's run state (counters, statistics, evaluation, checkpoints), as
+``PPORunState`` is PPO's, and its collection: ``steps()`` steps the env for ``DQNAgent``.
 
 One private step function does everything for a batched env step (act, store, count,
 target sync, updates, episode stats, JSONL); ``steps()`` yields its env steps one by one
@@ -15,8 +16,8 @@ step or an evaluation is under way, when the state is one a straight run never s
 Custom rather than a TorchRL ``Collector`` in process because DQN interleaves an update
 with every env step; a collector yields whole batches. With ``N > 1`` envs the N
 transitions of one batched step are stored together, then each counts as one env step in
-order (counter, target cadence, updates); with ``N = 1`` this is exactly the reference
-order (act, store, count, target sync, update).
+order (counter, target cadence, updates); with ``N = 1`` this is the textbook order
+(act, store, count, target sync, update).
 
 With ``collector_workers > 1`` the envs step in TorchRL's ``MultiAsyncCollector`` workers
 instead (``make_async_collector``) while this process trains: each of their ``[k, T]``
@@ -66,7 +67,7 @@ class StepMetrics:
     loss: float | None = None
 
 
-class DQNTrainer(RunState):
+class DQNRunState(RunState):
     """Drives a ``DQNAgent`` on an env: env steps with their bookkeeping (``steps()``, ``train()``),
     greedy evaluations (``eval()``), checkpoints and exact resume.
 
@@ -133,7 +134,7 @@ class DQNTrainer(RunState):
         """Stores the transitions ``td`` (1-D), then counts each as one env step in order:
         counter, target cadence, updates, episode stats, JSONL.
 
-        ``episode_ids`` is the trainer's own per-env list in process (renumbered here when an
+        ``episode_ids`` is the run state's own per-env list in process (renumbered here when an
         episode ends), or the collector's trajectory ids, one per transition."""
         agent, cfg = self.agent, self.agent.config
         agent.store(td)
@@ -172,9 +173,9 @@ class DQNTrainer(RunState):
     def steps(self) -> Iterator[StepMetrics]:
         """Endless iterator, one ``StepMetrics`` per env step (a batched step's envs one by one, in
         the order they count), with all the per-step bookkeeping. Evaluations and checkpoints are
-        the caller's, when ``eval_due`` / ``checkpoint_due`` say so; the trainer's state is that
+        the caller's, when ``eval_due`` / ``checkpoint_due`` say so; the run state is that
         after the whole batched step, so the batched step has ended when
-        ``metrics.total_steps == trainer.total_steps``."""
+        ``metrics.total_steps == self.total_steps``."""
         while True:
             yield from self._step()
 
@@ -283,4 +284,4 @@ class DQNTrainer(RunState):
 
 
 #: the earlier spelling, kept as an alias
-DqnTrainer = DQNTrainer
+DQNTrainer = DqnTrainer = DQNRunState  # earlier names
