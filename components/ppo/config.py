@@ -1,10 +1,10 @@
 """``PPOConfig``: every knob of the recurrent PPO pipeline, validated before any work.
 
-Defaults are the reference recurrent-PPO recipe (Adam, GAE 0.99/0.95, clip 0.2 with value
+Defaults are the common recurrent-PPO recipe (Adam, GAE 0.99/0.95, clip 0.2 with value
 clipping, 4 epochs, entropy 0.01, grad norm 0.5) except the rollout shape: 64 envs x 16
-steps with 16 whole trajectories per minibatch (the reference used 16 x 128, 4 per
-minibatch). On CartPoleNoVel it reached a greedy 475 in a median 6.8 s of training
-against 13.0 s for 16 x 64 (benchmarks/results/sweep_*.json); the LSTM state is carried
+steps with 16 whole trajectories per minibatch (rather than 16 x 128 with 4 per minibatch).
+On CartPoleNoVel it reached a greedy 475 in a median 6.8 s of training against 13.0 s for
+16 x 64 (benchmarks/results/sweep_*.json); the LSTM state is carried
 across windows, so short windows lose nothing at collection. Tasks whose memory gap is
 longer than the window need ``rollout_len`` above it for backprop-through-time to reach
 the cue (T-maze 50: ``--rollout-len 64``).
