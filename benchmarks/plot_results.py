@@ -336,10 +336,22 @@ def _main_job_seeds(name: str, o: dict, out: Path) -> bool:
     return True
 
 
+def _memory_models(name: str, o: dict, out: Path) -> bool:
+    """``memory_models.py``: each model's speed-up over the padded LSTM per window length and width (1 = as fast)."""
+    rows = [r for r in o["rows"] if r["model"] != "lstm"]
+    labels = [f"{r['model']} width {r['width']}, " + (f"T={r['T']} update" if "update_us" in r else "one collection step") for r in rows]
+    values = [r["lstm_over_model"] for r in rows]
+    plot_bars(labels, values, f"{name}: trunk update (forward + backward), LSTM time / model time", "speed-up over the LSTM",
+              out / f"{name}.png", _caption(o), notes=[f"{v:.2f}x" for v in values], ref=1.0, kinds=[r["model"] for r in rows])
+    return True
+
+
 def plot_group(name: str, files: list[tuple[str, dict]], out: Path) -> bool:
     """Draws one benchmark; False (with a printed note) when its shape is not one known here."""
     o = files[0][1]
     try:
+        if "rows" in o and isinstance(o["rows"], list) and o["rows"] and "lstm_over_model" in o["rows"][0]:
+            return _memory_models(name, o, out)
         if "rows" in o and isinstance(o["rows"], list) and o["rows"] and "model" in o["rows"][0]:
             return _suite_rows(name, files, out)
         if "algo" in o and "runs" in o and len(files) == 1:
