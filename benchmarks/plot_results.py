@@ -216,7 +216,8 @@ def _suite_rows(name: str, files: list[tuple[str, dict]], out: Path) -> bool:
 
 def _ppo_vs_peer(name: str, o: dict, out: Path) -> bool:
     """``ppo_vs_sb3_contrib.py`` / ``dqn_vs_sb3.py``: finals per arm and the ``ratios`` as bars."""
-    plot_seeds({"": {arm: s["finals"] for arm, s in o["summary"].items()}}, f"{name}: final greedy return per seed, {o['steps']:,} steps", "final greedy return", out / f"{name}.png", _caption(o))
+    budget = f"{o['steps']:,} steps" if o.get("steps") else "each arm's own budget"
+    plot_seeds({"": {arm: s["finals"] for arm, s in o["summary"].items()}}, f"{name}: final greedy return per seed, {budget}", "final greedy return", out / f"{name}.png", _caption(o), 475.0 if "stable" in name else None)
     ratios = o.get("ratios", {})
     if ratios:
         labels = list(ratios)
