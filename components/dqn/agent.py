@@ -200,6 +200,11 @@ class DQNAgent:
         self.optimizer.step()
         return loss.item()
 
+    def set_learning_rate(self, lr: float) -> None:
+        """The optimizer's step size from now on (the linear schedule sets it before each update)."""
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+
     def sync_target(self) -> None:
         self.target_updater.step()
 

@@ -20,11 +20,15 @@ from ..run_config import RunConfig, knob, override
 @dataclass
 class DQNConfig(RunConfig):
     checkpoint_family: ClassVar[str] = "dqn"  # the format prefix of this pipeline's checkpoints
+    #: fields added after runs were saved without them -> the value those runs used
+    added_fields: ClassVar[dict] = {"lr_schedule": "constant", "lr_floor": 0.0}
     total_steps: int = override(RunConfig, "total_steps", 50_000)
     eval_every: int = override(RunConfig, "eval_every", 5_000)
     run_name: str = override(RunConfig, "run_name", "dqn")
     gamma: float = knob(0.99, "discount, in [0, 1]")
     learning_rate: float = knob(5e-4, "Adam step size, > 0")
+    lr_schedule: str = knob("constant", "'constant', or 'linear': decays to lr_floor * learning_rate at total_steps (a step size that shrinks late lets the final greedy policy settle)", ("constant", "linear"))
+    lr_floor: float = knob(0.0, "fraction of learning_rate where the linear schedule stops, in [0, 1]")
     batch_size: int = knob(128, "transitions per gradient step, in [1, min_replay_size]")
     buffer_capacity: int = knob(100_000, "replay buffer size, in transitions")
     min_replay_size: int = knob(1_000, "transitions stored before the first gradient step")
@@ -45,6 +49,7 @@ class DQNConfig(RunConfig):
         super().validate()
         check_float("gamma", self.gamma, 0.0, 1.0)
         check_float("learning_rate", self.learning_rate, 0.0, low_open=True)
+        check_float("lr_floor", self.lr_floor, 0.0, 1.0)
         check_int("buffer_capacity", self.buffer_capacity, 1)
         check_int("min_replay_size", self.min_replay_size, 1, self.buffer_capacity, high_from="buffer_capacity")
         check_int("batch_size", self.batch_size, 1, self.min_replay_size, high_from="min_replay_size")

@@ -156,6 +156,8 @@ class DQNRunState(RunState):
                 agent.sync_target()
             loss = None
             if trains[i]:
+                if cfg.lr_schedule == "linear":  # a function of the step count alone: resumes exactly
+                    agent.set_learning_rate(cfg.learning_rate * max(1.0 - self.total_steps / cfg.total_steps, cfg.lr_floor))
                 for _ in range(cfg.gradient_steps):
                     loss = agent.update(next(batches))
             status = "Continuing" if not done[i] else ("Terminated" if terminated[i] else "Truncated")

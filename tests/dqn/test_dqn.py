@@ -317,3 +317,23 @@ def test_continuous_action_space_is_rejected():
     env = make_env("Pendulum-v1", 1, seed=0, normalize_obs=False)
     with pytest.raises(ValueError, match="DQN needs a discrete action space"):
         DqnAgent(3, env.action_spec, DqnConfig())
+
+
+@pytest.mark.parametrize("schedule,floor", [("constant", 0.0), ("linear", 0.0), ("linear", 0.25)])
+def test_the_learning_rate_follows_its_schedule_over_the_budget(schedule, floor):
+    env, agent = _agent(total_steps=100, lr_schedule=schedule, lr_floor=floor, learning_rate=1e-3)
+    state = DQNRunState(env, agent)
+    seen = {}
+    for m in state.steps():
+        if m.did_update:
+            seen[m.total_steps] = agent.optimizer.param_groups[0]["lr"]
+        if m.total_steps == 100:
+            break
+    expected = {n: 1e-3 if schedule == "constant" else 1e-3 * max(1 - n / 100, floor) for n in seen}
+    assert seen and all(abs(seen[n] - expected[n]) < 1e-12 for n in seen)
+    assert schedule == "constant" or seen[max(seen)] < 0.5e-3  # it did decay
+
+
+def test_lr_floor_out_of_range_is_refused():
+    with pytest.raises(ConfigError, match="'lr_floor' = 1.5"):
+        DqnConfig(lr_floor=1.5).validate()
