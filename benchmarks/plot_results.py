@@ -35,7 +35,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-ARM_COLORS = {"lstm": "#1f77b4", "gru": "#2ca02c", "mlp": "#7f7f7f", "dqn": "#1f77b4"}
+ARM_COLORS = {"lstm": "#1f77b4", "gru": "#2ca02c", "mingru": "#ff7f0e", "ffm": "#d62728", "lru": "#9467bd", "mlp": "#7f7f7f", "dqn": "#1f77b4"}
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 LINESTYLES = ["-", "--", ":", "-."]
 DPI = 90
