@@ -61,7 +61,7 @@ def main() -> None:
     memory = args.env.startswith("MiniGrid-Memory")
     popgym = args.env.startswith("popgym-")
     if popgym:
-        import popgym as _  # noqa: F401  (registers the ids for gymnasium)
+        import popgym  # noqa: F401  (registers the ids for gymnasium)
         from torchrl_memory.envs.popgym import make_native_popgym
 
         native = lambda n: make_native_popgym(args.env, n, args.device, 0)

@@ -4,7 +4,6 @@ import re
 import pytest
 
 from torchrl_memory import DQNConfig, PPOConfig, UserError, presets
-from torchrl_memory.cli import run_main
 from torchrl_memory.cli import build_parser, resolve_run_config
 
 

@@ -4,7 +4,6 @@ import re
 
 import pytest
 
-from torchrl_memory.cli import run_main
 from torchrl_memory.pipelines import dqn, recurrent_ppo
 
 PPO = ["--num-envs", "4", "--envs-per-minibatch", "2", "--eval-episodes", "2", "--plot", "false"]

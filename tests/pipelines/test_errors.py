@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from torchrl_memory import ConfigError, DQNConfig, PPOConfig, TrainingRun
-from torchrl_memory.cli import run_main
 from torchrl_memory.pipelines import dqn, recurrent_ppo
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,7 +1,6 @@
 """The native MineSweeper, Battleship and Concentration against popgym's."""
 import numpy as np
 import pytest
-import torch
 
 pytest.importorskip("popgym")
 
