@@ -2,6 +2,7 @@
 
     python pipelines/dqn.py                         # CartPole-v1, defaults
     python pipelines/dqn.py --env Acrobot-v1 --total-steps 100000 --min-replay-size 10000
+    python pipelines/dqn.py --env CartPoleNoVel --model gru --total-steps 300000   # recurrent (R2D2-style)
     python pipelines/dqn.py --resume runs/dqn
 
 Top to bottom: env, agent, state, then train with a greedy evaluation every
@@ -14,10 +15,11 @@ import time
 import torch
 from tqdm import tqdm
 
-from torchrl_memory import DQNAgent, DQNConfig, DQNRunState, TrainingRun, make_env, resolve_device
+from torchrl_memory import DQNConfig, DQNRunState, TrainingRun, make_env, resolve_device
 from torchrl_memory.cli import eval_request, resolve_run_config, run_main
 from torchrl_memory.device import set_cpu_threads
-from torchrl_memory.envs import check_eval_env, obs_dim_of
+from torchrl_memory.dqn import build_dqn_agent
+from torchrl_memory.envs import check_eval_env
 from torchrl_memory.runs import WorkerEnv, deferred_stop, logger_for, make_async_collector, plot_learning_curve
 from torchrl_memory.serve import evaluate_checkpoint
 from torchrl_memory.dqn.run_state import check_compatible
@@ -44,8 +46,9 @@ def main(argv: list[str] | None = None) -> dict:
 
     # --- env, agent ----------------------------------------------------------------------------
     env = make_env(cfg.env_id, cfg.num_envs, device, cfg.seed, normalize_obs=False, wrappers=cfg.env_wrappers, env_workers=cfg.env_workers)
-    agent = DQNAgent(obs_dim_of(env), env.action_spec, cfg, device)
-    eval_env_factory = lambda n, seed: make_env(cfg.eval_env_id or cfg.env_id, n, device, seed, normalize_obs=False, wrappers=cfg.env_wrappers)
+    agent = build_dqn_agent(cfg, env, device)  # the MLP DQNAgent, or a RecurrentDQNAgent for --model lstm|gru|...
+    env = agent.prime(env)  # a recurrent Q-network's state, stored per step (a no-op for the MLP)
+    eval_env_factory = lambda n, seed: agent.prime(make_env(cfg.eval_env_id or cfg.env_id, n, device, seed, normalize_obs=False, wrappers=cfg.env_wrappers))
     if cfg.eval_env_id:  # checked before the run directory exists
         check_eval_env(env, eval_env_factory(1, cfg.seed), cfg.env_id, cfg.eval_env_id)
 

@@ -31,9 +31,9 @@ import copy
 import torch
 import torch.nn.functional as F
 from tensordict import TensorDict, TensorDictBase
-from tensordict.nn import TensorDictSequential
+from tensordict.nn import TensorDictModuleBase, TensorDictSequential
 from torchrl.data import Categorical, LazyTensorStorage, OneHot, TensorDictReplayBuffer, TensorSpec
-from torchrl.envs import ExplorationType, set_exploration_type
+from torchrl.envs import EnvBase, ExplorationType, TransformedEnv, set_exploration_type
 from torchrl.modules import MLP, EGreedyModule, QValueActor
 from torchrl.objectives import DQNLoss, HardUpdate, SoftUpdate
 
@@ -68,9 +68,7 @@ class DQNAgent:
             raise UserError(f"DQN needs a discrete action space as class indices (Categorical), got {type(action_spec).__name__}{hint}")
         # per-sample spec: the env's may carry its batch dims
         self.action_spec = action_spec = Categorical(action_spec.space.n, device=self.device)
-        net = MLP(in_features=obs_dim, out_features=action_spec.space.n, num_cells=list(config.hidden_sizes), activation_class=torch.nn.ReLU, device=self.device)
-        self.q_net = net
-        self.q_actor = QValueActor(net, in_keys=[OBS], spec=action_spec)
+        self.q_net, self.q_actor = self._build_networks(obs_dim, action_spec)
         self.egreedy = EGreedyModule(action_spec, eps_init=config.epsilon_start, eps_end=config.epsilon_end, annealing_num_steps=1)
         self.explore_policy = TensorDictSequential(self.q_actor, self.egreedy)
         self.epsilon = LinearEpsilon(config.epsilon_start, config.epsilon_end, config.epsilon_decay_steps)
@@ -86,15 +84,53 @@ class DQNAgent:
         # a second MLP whose weights are the target tensors themselves (see the module docstring)
         target_actor = copy.deepcopy(self.q_actor)
         self.loss.target_value_network_params.to_module(target_actor)
-        self.target_net = target_actor.module[0].module
+        self.target_net = self._q_network_of(target_actor)
         # one flat buffer + fused Adam: clip and step are one kernel each, not one per tensor
         self.flat_params = flatten_parameters(self.params)
         self.optimizer = fused_adam(self.flat_params, config.learning_rate, eps=1e-8)
-        self.replay = TensorDictReplayBuffer(storage=LazyTensorStorage(config.buffer_capacity, device=self.device), batch_size=config.batch_size)
+        self.replay = self._make_replay()
         self._layers = plain_mlp_layers(self.q_net)
         if self._layers is not None and sum(p.numel() for m in self._layers for p in m.parameters()) != self.flat_params.numel():
             self._layers = None  # the hand-written backward must cover every parameter
         self._target_layers = None if self._layers is None else plain_mlp_layers(self.target_net)
+
+    # --- what a subclass with another network changes ----------------------------------------
+    def _build_networks(self, obs_dim: int, action_spec: Categorical) -> tuple[torch.nn.Module, TensorDictModuleBase]:
+        """(the Q-network, the greedy policy around it): here a ReLU MLP in a ``QValueActor``."""
+        net = MLP(in_features=obs_dim, out_features=action_spec.space.n, num_cells=list(self.config.hidden_sizes), activation_class=torch.nn.ReLU, device=self.device)
+        return net, QValueActor(net, in_keys=[OBS], spec=action_spec)
+
+    def _q_network_of(self, policy: TensorDictModuleBase) -> torch.nn.Module:
+        """The Q-network inside a copy of the greedy policy (``_build_networks``' second item)."""
+        return policy.module[0].module
+
+    def _make_replay(self):
+        return TensorDictReplayBuffer(storage=LazyTensorStorage(self.config.buffer_capacity, device=self.device), batch_size=self.config.batch_size)
+
+    @property
+    def transition_keys(self) -> tuple:
+        """What ``store`` keeps of a step."""
+        return TRANSITION_KEYS
+
+    # --- env side: the MLP has no recurrent state ------------------------------------------
+    @property
+    def state_keys(self) -> list:
+        """The recurrent-state entries the Q-network reads (stored per step); [] for the MLP."""
+        return []
+
+    def primer(self):
+        """The env transform that declares and zero-fills the Q-network's recurrent state, or None (MLP)."""
+        return None
+
+    def prime(self, env: EnvBase) -> EnvBase:
+        """Appends ``primer()`` to ``env`` (a no-op for the MLP); returns the env."""
+        primer = self.primer()
+        if primer is None:
+            return env
+        if not isinstance(env, TransformedEnv):
+            env = TransformedEnv(env)
+        env.append_transform(primer)
+        return env
 
     # --- acting -----------------------------------------------------------------------
     def explore(self, td: TensorDictBase, total_steps: int) -> tuple[TensorDictBase, float]:
@@ -141,7 +177,7 @@ class DQNAgent:
 
     # --- learning -------------------------------------------------------------------
     def store(self, transitions: TensorDictBase) -> None:
-        self.replay.extend(transitions.select(*TRANSITION_KEYS).to(self.device))
+        self.replay.extend(transitions.select(*self.transition_keys).to(self.device))
 
     def is_warm(self) -> bool:
         return len(self.replay) >= max(self.config.batch_size, self.config.min_replay_size)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..config_validation import check, check_float, check_int
+from ..config_validation import ConfigError, check, check_float, check_int
 from ..run_config import RunConfig, knob, override
 
 
@@ -21,7 +21,7 @@ from ..run_config import RunConfig, knob, override
 class DQNConfig(RunConfig):
     checkpoint_family: ClassVar[str] = "dqn"  # the format prefix of this pipeline's checkpoints
     #: fields added after runs were saved without them -> the value those runs used
-    added_fields: ClassVar[dict] = {"lr_schedule": "constant", "lr_floor": 0.0}
+    added_fields: ClassVar[dict] = {"lr_schedule": "constant", "lr_floor": 0.0, "model": "mlp", "hidden_size": 64, "sequence_len": 20, "burn_in": 5}
     total_steps: int = override(RunConfig, "total_steps", 50_000)
     eval_every: int = override(RunConfig, "eval_every", 5_000)
     run_name: str = override(RunConfig, "run_name", "dqn")
@@ -35,12 +35,21 @@ class DQNConfig(RunConfig):
         ("constant", "linear"),
     )
     lr_floor: float = knob(0.0, "fraction of learning_rate where the linear schedule stops, in [0, 1]")
-    batch_size: int = knob(128, "transitions per gradient step, in [1, min_replay_size]")
+    batch_size: int = knob(128, "samples per gradient step (transitions; windows for a recurrent model), in [1, min_replay_size]")
     buffer_capacity: int = knob(100_000, "replay buffer size, in transitions")
     min_replay_size: int = knob(1_000, "transitions stored before the first gradient step")
     target_update_freq: int = knob(250, "env steps between hard target copies (used when target_update_tau is none)")
     target_update_tau: float | None = knob(0.005, "soft target update rate every env step, in (0, 1] (none = hard copy every target_update_freq)")
-    hidden_sizes: list[int] = knob([128, 128], "Q-network hidden layer widths, comma-separated")
+    model: str = knob(
+        "mlp",
+        "Q-network: 'mlp' (memoryless), or a recurrent trunk ('lstm', 'gru', or a parallel-scan memory 'mingru', 'ffm', "
+        "'lru') trained R2D2-style on replayed windows of sequence_len steps from the stored state",
+        ("mlp", "lstm", "gru", "mingru", "ffm", "lru"),
+    )
+    hidden_size: int = knob(64, "memory width of a recurrent model (unused by mlp)")
+    hidden_sizes: list[int] = knob([128, 128], "hidden layer widths of the MLP (for a recurrent model: of the head after the memory), comma-separated")
+    sequence_len: int = knob(20, "recurrent models: steps per replayed window (burn-in included), in [burn_in + 1, buffer_capacity / num_envs]")
+    burn_in: int = knob(5, "recurrent models: first steps of each window unrolled from the stored state without gradient or loss, in [0, sequence_len - 1]")
     epsilon_start: float = knob(1.0, "exploration epsilon at step 0, in [0, 1]")
     epsilon_end: float = knob(0.02, "exploration epsilon after the decay, in [0, 1]")
     epsilon_decay_steps: int = knob(10_000, "env steps of the linear epsilon decay")
@@ -71,6 +80,13 @@ class DQNConfig(RunConfig):
         check_int("train_freq", self.train_freq, 1)
         check_int("gradient_steps", self.gradient_steps, 1)
         check_int("worker_steps", self.worker_steps, 1)
+        if self.model != "mlp":
+            per_env = self.buffer_capacity // self.num_envs
+            check_int("sequence_len", self.sequence_len, 1, per_env, high_from="buffer_capacity / num_envs")
+            check_int("burn_in", self.burn_in, 0, self.sequence_len - 1, high_from="sequence_len - 1")
+            check_int("hidden_size", self.hidden_size, 1)
+            if self.collector_workers > 1:
+                raise ConfigError(f"collector_workers = {self.collector_workers} with model = {self.model!r} (accepted: 1 for a recurrent model: its replay keeps each env's steps in order)")
         if self.max_grad_norm is not None:
             check_float("max_grad_norm", self.max_grad_norm, 0.0, low_open=True)
         return self

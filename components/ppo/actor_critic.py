@@ -32,8 +32,8 @@ from torchrl.modules import GRUModule, LSTMModule, OneHotCategorical, Probabilis
 from ..config_validation import UserError
 from ..keys import ACTION, EMBED, HIDDEN, HIDDEN_C, HIDDEN_H, LOG_PROB, LOGITS, OBS, VALUE
 from ..memory import MEMORY_MODELS, ScanMemoryModule
+from ..memory.trunk import make_trunk, orthogonal_ as _orthogonal_
 from .distributions import MultiCategorical
-from .padded_rnn import PaddedGRUModule, PaddedLSTMModule
 from .rollout_policy import make_rollout_policy
 
 
@@ -122,14 +122,6 @@ class ActorCritic:
         self.rollout_policy.load_state_dict(state)
 
 
-def _orthogonal_(linear: nn.Module, gain: float) -> None:
-    for name, p in linear.named_parameters():
-        if "weight" in name:
-            nn.init.orthogonal_(p, gain=gain)
-        else:
-            nn.init.zeros_(p)
-
-
 def make_lstm_actor_critic(
     obs_dim: int,
     action_spec: TensorSpec,
@@ -147,16 +139,7 @@ def make_lstm_actor_critic(
     ahead of the cell, inside the trunk.
     """
     _check_sizes(obs_dim, hidden_size)
-    h_key, c_key = state_keys
-    lstm = PaddedLSTMModule(
-        input_size=_input_size(obs_dim, input_encoder),
-        hidden_size=hidden_size,
-        in_keys=[obs_key, h_key, c_key],
-        out_keys=[EMBED, ("next", h_key), ("next", c_key)],
-        device=device,
-    )
-    _orthogonal_(lstm.lstm, math.sqrt(2))
-    _attach(lstm, input_encoder)
+    lstm = make_trunk("lstm", _input_size(obs_dim, input_encoder), hidden_size, device, obs_key, tuple(state_keys), input_encoder=input_encoder)
     return _with_heads(lstm, action_spec, hidden_size, device, action_key, input_encoder)
 
 
@@ -172,11 +155,7 @@ def make_gru_actor_critic(
 ) -> ActorCritic:
     """The GRU arm: a ``PaddedGRUModule`` trunk (TorchRL's ``GRUModule`` keys and primer), same heads."""
     _check_sizes(obs_dim, hidden_size)
-    gru = PaddedGRUModule(
-        input_size=_input_size(obs_dim, input_encoder), hidden_size=hidden_size, in_keys=[obs_key, state_key], out_keys=[EMBED, ("next", state_key)], device=device
-    )
-    _orthogonal_(gru.gru, math.sqrt(2))
-    _attach(gru, input_encoder)
+    gru = make_trunk("gru", _input_size(obs_dim, input_encoder), hidden_size, device, obs_key, (state_key,), input_encoder=input_encoder)
     return _with_heads(gru, action_spec, hidden_size, device, action_key, input_encoder)
 
 
@@ -218,10 +197,7 @@ def make_scan_actor_critic(
     the trunk resets at ``is_init`` inside the scan and keeps its own initialisation (that of
     its paper's reference code), same heads."""
     _check_sizes(obs_dim, hidden_size)
-    trunk = MEMORY_MODELS[model](
-        _input_size(obs_dim, input_encoder), hidden_size, in_keys=[obs_key, state_key], out_keys=[EMBED, ("next", state_key)], device=device
-    )
-    _attach(trunk, input_encoder)
+    trunk = make_trunk(model, _input_size(obs_dim, input_encoder), hidden_size, device, obs_key, (state_key,), input_encoder=input_encoder)
     return _with_heads(trunk, action_spec, hidden_size, device, action_key, input_encoder)
 
 
@@ -249,11 +225,6 @@ def build_agent(config, env: EnvBase, device: torch.device | str = "cpu") -> Act
 
 def _input_size(obs_dim: int, input_encoder: nn.Module | None) -> int:
     return obs_dim if input_encoder is None else input_encoder.out_dim
-
-
-def _attach(trunk: nn.Module, input_encoder: nn.Module | None) -> None:
-    if input_encoder is not None:
-        trunk.input_encoder = input_encoder  # a submodule: its weights train and checkpoint with the trunk
 
 
 def _check_sizes(obs_dim: int, hidden_size: int) -> None:

@@ -28,11 +28,11 @@ from torchrl.envs import ExplorationType, TransformedEnv, set_exploration_type
 
 from ..run_config import saved_values
 from ..config_validation import UserError
-from ..dqn.agent import DQNAgent
+from ..dqn.recurrent_agent import build_dqn_agent
 from ..dqn.config import DQNConfig
 from ..envs.observation_encoding import EncodeObservation
 from ..envs.factory import make_env
-from ..envs.lookup import find_transform, obs_dim_of
+from ..envs.lookup import find_transform
 from ..envs.obs_norm import RunningObsNorm
 from ..envs.pomdp_transforms import MaskVelocity
 from ..keys import OBS
@@ -69,10 +69,10 @@ class TrainedPolicy:
             self.module = self.agent.actor
             self.state_keys = self.agent.state_keys
         else:
-            self.agent = DQNAgent(obs_dim_of(env), env.action_spec, self.config, self.device)
+            self.agent = build_dqn_agent(self.config, env, self.device)
             self.agent.loss.load_state_dict(state["agent"]["loss"])
             self.module = self.agent.q_actor
-            self.state_keys = []
+            self.state_keys = self.agent.state_keys
         self.module.eval()
         # what predict applies to a raw observation: the env's own transforms, in order
         self._transforms = [t for cls in (EncodeObservation, MaskVelocity, RunningObsNorm) if (t := find_transform(env, cls)) is not None]
@@ -92,7 +92,7 @@ class TrainedPolicy:
         if norm is not None and self._norm_state is not None:
             norm.load_state_dict(self._norm_state)
             norm.freeze()
-        if _prime and self.algorithm == "recurrent_ppo":
+        if _prime:
             env = self.agent.prime(env)
         return env
 

@@ -24,9 +24,13 @@ def _straight_and_copy(tmp_path, main, args):
     return TrainingRun.find(tmp_path / "a"), TrainingRun.find(tmp_path / "b")
 
 
-@pytest.mark.parametrize("num_envs", ["1", "4"])
-def test_dqn_resume_from_a_numbered_midway_checkpoint_equals_the_straight_run(tmp_path, num_envs):
-    a, b = _straight_and_copy(tmp_path, dqn.main, [*DQN_ARGS, "--num-envs", num_envs])
+RECURRENT = ["--env", "CartPoleNoVel", "--model", "gru", "--hidden-size", "8", "--sequence-len", "8", "--burn-in", "2", "--batch-size", "4"]
+
+
+@pytest.mark.parametrize("extra", [["--num-envs", "1"], ["--num-envs", "4"], ["--num-envs", "2", *RECURRENT]], ids=["1env", "4envs", "recurrent"])
+def test_dqn_resume_from_a_numbered_midway_checkpoint_equals_the_straight_run(tmp_path, extra):
+    # the recurrent case: its replay holds each step's stored state, its env the state in flight
+    a, b = _straight_and_copy(tmp_path, dqn.main, [*DQN_ARGS, *extra])
     dqn.main(["--resume", str(b.checkpoint_path(120))])
     assert_same_weights(latest(tmp_path / "a"), latest(tmp_path / "b"))
     assert a.read_jsonl("train_episodes.jsonl") == b.read_jsonl("train_episodes.jsonl")
