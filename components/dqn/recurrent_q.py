@@ -55,6 +55,7 @@ def make_q_policy(q_network: TensorDictSequential, action_spec: Categorical) -> 
 
 
 def trunk_of(q_network: TensorDictSequential) -> TensorDictModuleBase:
+    """The memory module of a ``make_recurrent_q_network`` network (its first module)."""
     return q_network.module[0]
 
 

@@ -62,6 +62,7 @@ class SequenceReplay:
         return self.filled * self.num_envs
 
     def can_sample(self, length: int) -> bool:
+        """Whether every env holds a window of ``length`` steps."""
         return self.filled >= length
 
     def sample(self, n: int, length: int) -> TensorDict:
