@@ -33,7 +33,7 @@ import torch.nn.functional as F
 from tensordict import TensorDict, TensorDictBase
 from tensordict.nn import TensorDictModuleBase, TensorDictSequential
 from torchrl.data import Categorical, LazyTensorStorage, OneHot, TensorDictReplayBuffer, TensorSpec
-from torchrl.envs import EnvBase, ExplorationType, TransformedEnv, set_exploration_type
+from torchrl.envs import EnvBase, ExplorationType, set_exploration_type
 from torchrl.modules import MLP, EGreedyModule, QValueActor
 from torchrl.objectives import DQNLoss, HardUpdate, SoftUpdate
 
@@ -43,6 +43,7 @@ from .epsilon_schedule import LinearEpsilon
 from .manual_backward import huber_td_step_grads, mlp_forward, plain_mlp_layers
 from ..flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
 from ..keys import ACTION, OBS
+from ..memory.trunk import with_primer
 
 #: what one stored transition holds: the real next observation, before any reset
 TRANSITION_KEYS = (OBS, ACTION, ("next", OBS), ("next", "reward"), ("next", "terminated"), ("next", "truncated"), ("next", "done"))
@@ -124,13 +125,7 @@ class DQNAgent:
 
     def prime(self, env: EnvBase) -> EnvBase:
         """Appends ``primer()`` to ``env`` (a no-op for the MLP); returns the env."""
-        primer = self.primer()
-        if primer is None:
-            return env
-        if not isinstance(env, TransformedEnv):
-            env = TransformedEnv(env)
-        env.append_transform(primer)
-        return env
+        return with_primer(env, self.primer())
 
     # --- acting -----------------------------------------------------------------------
     def explore(self, td: TensorDictBase, total_steps: int) -> tuple[TensorDictBase, float]:
@@ -227,10 +222,16 @@ class DQNAgent:
         if self._layers is not None and self.manual_backward:
             # every parameter's gradient is overwritten by the hand-written backward
             loss = huber_td_step_grads(self._layers, obs, action, self.td_target(next_obs, reward, terminated))
-        else:
-            loss = self.td_loss(obs, action, next_obs, reward, terminated)
-            self.flat_params.grad.zero_()  # the per-parameter grads are views of it (flat_params.py)
-            loss.backward()
+            return self._clip_and_step(loss)
+        return self._gradient_step(self.td_loss(obs, action, next_obs, reward, terminated))
+
+    def _gradient_step(self, loss: torch.Tensor) -> float:
+        """Backpropagates ``loss`` into the flat gradient, then clips and steps; returns the loss."""
+        self.flat_params.grad.zero_()  # the per-parameter grads are views of it (flat_params.py)
+        loss.backward()
+        return self._clip_and_step(loss)
+
+    def _clip_and_step(self, loss: torch.Tensor) -> float:
         if self.config.max_grad_norm is not None:
             clip_flat_grad_norm_(self.flat_params, self.config.max_grad_norm)
         self.optimizer.step()

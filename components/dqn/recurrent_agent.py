@@ -27,7 +27,6 @@ from .config import DQNConfig
 from .recurrent_q import make_q_policy, make_recurrent_q_network, state_keys_of, trunk_of
 from .sequence_loss import sequence_td_loss
 from .sequence_replay import SequenceReplay
-from ..flat_params import clip_flat_grad_norm_
 
 
 class RecurrentDQNAgent(DQNAgent):
@@ -107,13 +106,7 @@ class RecurrentDQNAgent(DQNAgent):
 
     def update(self, batch: TensorDictBase | None = None) -> float:
         """One gradient step on ``batch`` (windows from ``sample_batches``) or on a fresh sample."""
-        loss = self.td_loss(batch if batch is not None else self.sample_batches(1)[0])
-        self.flat_params.grad.zero_()  # the per-parameter grads are views of it (flat_params.py)
-        loss.backward()
-        if self.config.max_grad_norm is not None:
-            clip_flat_grad_norm_(self.flat_params, self.config.max_grad_norm)
-        self.optimizer.step()
-        return loss.item()
+        return self._gradient_step(self.td_loss(batch if batch is not None else self.sample_batches(1)[0]))
 
 
 def build_dqn_agent(config: DQNConfig, env: EnvBase | None = None, device: torch.device | str = "cpu", obs_dim: int | None = None, action_spec: TensorSpec | None = None) -> DQNAgent:

@@ -103,14 +103,7 @@ def sequence_td_terms(
     return q, target
 
 
-def sequence_td_loss(
-    q_network: TensorDictSequential,
-    target_network: TensorDictSequential,
-    window: TensorDict,
-    burn_in: int,
-    gamma: float,
-    double_dqn: bool = True,
-) -> torch.Tensor:
-    """The TD loss of ``window`` ``[N, L]``: Huber (smooth L1) between ``sequence_td_terms``' two
-    halves, mean over the ``N * (L - burn_in)`` steps after the burn-in."""
-    return F.smooth_l1_loss(*sequence_td_terms(q_network, target_network, window, burn_in, gamma, double_dqn))
+def sequence_td_loss(*args, **kwargs) -> torch.Tensor:
+    """The TD loss of a window ``[N, L]``: Huber (smooth L1) between the two halves of
+    ``sequence_td_terms`` (same arguments), mean over the ``N * (L - burn_in)`` steps after the burn-in."""
+    return F.smooth_l1_loss(*sequence_td_terms(*args, **kwargs))

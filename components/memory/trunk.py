@@ -28,6 +28,19 @@ def orthogonal_(module: nn.Module, gain: float) -> None:
             nn.init.zeros_(p)
 
 
+def with_primer(env, primer):
+    """``env`` with ``primer`` (a trunk's ``make_tensordict_primer()``) appended, or ``env`` itself
+    when ``primer`` is None (a memoryless model); wraps a plain env in a ``TransformedEnv``."""
+    from torchrl.envs import TransformedEnv
+
+    if primer is None:
+        return env
+    if not isinstance(env, TransformedEnv):
+        env = TransformedEnv(env)
+    env.append_transform(primer)
+    return env
+
+
 def make_trunk(
     model: str,
     input_size: int,

@@ -26,13 +26,13 @@ from tensordict.nn import NormalParamExtractor, TensorDictModule, TensorDictModu
 from torch import nn
 from torch.distributions import Categorical as CategoricalDist
 from torchrl.data import Bounded, Categorical, OneHot, TensorSpec
-from torchrl.envs import EnvBase, TransformedEnv
+from torchrl.envs import EnvBase
 from torchrl.modules import GRUModule, LSTMModule, OneHotCategorical, ProbabilisticActor, TanhNormal, ValueOperator
 
 from ..config_validation import UserError
 from ..keys import ACTION, EMBED, HIDDEN, HIDDEN_C, HIDDEN_H, LOG_PROB, LOGITS, OBS, VALUE
 from ..memory import MEMORY_MODELS, ScanMemoryModule
-from ..memory.trunk import make_trunk, orthogonal_ as _orthogonal_
+from ..memory.trunk import make_trunk, orthogonal_ as _orthogonal_, with_primer
 from .distributions import MultiCategorical
 from .rollout_policy import make_rollout_policy
 
@@ -103,13 +103,7 @@ class ActorCritic:
 
     def prime(self, env: EnvBase) -> EnvBase:
         """Appends ``primer()`` to ``env`` (a no-op for the MLP arm); returns the env."""
-        primer = self.primer()
-        if primer is None:
-            return env
-        if not isinstance(env, TransformedEnv):
-            env = TransformedEnv(env)
-        env.append_transform(primer)
-        return env
+        return with_primer(env, self.primer())
 
     # --- parameters ----------------------------------------------------------------------
     def parameters(self):
