@@ -347,10 +347,21 @@ def _memory_models(name: str, o: dict, out: Path) -> bool:
     return True
 
 
+def _arms_side_by_side(name: str, o: dict, out: Path) -> bool:
+    """``recurrent_dqn.py``: the final greedy return of every seed per arm, at one env and budget."""
+    data = {_short(o["env"]): {arm: entry["summary"]["finals"] for arm, entry in o["arms"].items()}}
+    solved = ", ".join(f"{arm} {e['summary']['seeds_ending_solved']}/{len(e['runs'])}" for arm, e in o["arms"].items())
+    title = f"{name}: {o['total_steps']:,} steps; seeds ending >= {o['threshold']:g}: {solved}"
+    plot_seeds(data, title, "final greedy return", out / f"{name}.png", _caption(o), o["threshold"])
+    return True
+
+
 def plot_group(name: str, files: list[tuple[str, dict]], out: Path) -> bool:
     """Draws one benchmark; False (with a printed note) when its shape is not one known here."""
     o = files[0][1]
     try:
+        if isinstance(o.get("arms"), dict) and o["arms"] and "env" in o:
+            return _arms_side_by_side(name, o, out)
         if "rows" in o and isinstance(o["rows"], list) and o["rows"] and "lstm_over_model" in o["rows"][0]:
             return _memory_models(name, o, out)
         if "rows" in o and isinstance(o["rows"], list) and o["rows"] and "model" in o["rows"][0]:

@@ -19,12 +19,14 @@ run: an interrupted campaign resumes where it stopped (runs on file are skipped)
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import re
 import sys
 import tempfile
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from pathlib import Path
 
 from bench_common import RESULTS, machine, median, solve_summary
 from main_job_seeds import parse_seeds, run_seed
@@ -65,18 +67,33 @@ def main() -> None:
     seeds = parse_seeds(args.seeds)
     todo = [(a, s) for a in args.arms for s in seeds if s not in {r["seed"] for r in payload["arms"].get(a, {}).get("runs", [])}]
     print(f"{path.name}: running {todo}", flush=True)
+    mine: dict = {}  # this invocation's runs by arm
+    command = " ".join(["python", "benchmarks/recurrent_dqn.py", *sys.argv[1:]])
 
     def write() -> None:
-        for arm, entry in payload["arms"].items():
-            runs = sorted(entry["runs"], key=lambda r: r["seed"])
-            summary = solve_summary([r["final"] for r in runs], [r["stable_solve"] for r in runs], threshold, args.total_steps)
-            summary.update(median_wall_s=median([r["wall_s"] for r in runs]), median_steps_per_s=median([r["steps_per_s"] for r in runs]))
-            entry.update(runs=runs, summary=summary)
-        payload.update(date=time.strftime("%Y-%m-%d"), machine=machine(), command=" ".join(["python", "benchmarks/recurrent_dqn.py", *sys.argv[1:]]))
-        RESULTS.mkdir(exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(payload, indent=1))
-        tmp.replace(path)
+        # two campaigns on one file (e.g. the arms split over two invocations, one per core) merge
+        # here: the file is re-read under a lock and only this invocation's runs are added to it
+        with open(Path(tempfile.gettempdir()) / f"{path.name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            disk = json.loads(path.read_text()) if path.exists() else payload
+            for arm, entry in mine.items():
+                target = disk["arms"].setdefault(arm, {"args": entry["args"], "runs": []})
+                seen = {r["seed"] for r in target["runs"]}
+                target["runs"] += [r for r in entry["runs"] if r["seed"] not in seen]
+            for entry in disk["arms"].values():
+                runs = sorted(entry["runs"], key=lambda r: r["seed"])
+                summary = solve_summary([r["final"] for r in runs], [r["stable_solve"] for r in runs], threshold, args.total_steps)
+                summary.update(median_wall_s=median([r["wall_s"] for r in runs]), median_steps_per_s=median([r["steps_per_s"] for r in runs]))
+                entry.update(runs=runs, summary=summary)
+            disk.update(date=time.strftime("%Y-%m-%d"), machine=machine())
+            disk.setdefault("commands", [])
+            if command not in disk["commands"]:
+                disk["commands"].append(command)
+            RESULTS.mkdir(exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(disk, indent=1))
+            tmp.replace(path)
+            payload.update(disk)
 
     with tempfile.TemporaryDirectory() as root, ThreadPoolExecutor(args.jobs) as pool:
         futures = {}
@@ -90,8 +107,7 @@ def main() -> None:
             for fut in finished:
                 arm, extra = futures[fut]
                 r = fut.result()
-                entry = payload["arms"].setdefault(arm, {"args": extra, "runs": []})
-                entry["runs"].append(r)
+                mine.setdefault(arm, {"args": extra, "runs": []})["runs"].append(r)
                 write()
                 print(f"{arm} seed {r['seed']}: final {r['final']:.3f}  best {r['best']:.3f} at {r['best_step']}  "
                       f"{r['steps_per_s']:.0f} steps/s  wall {r['wall_s']:.0f}s", flush=True)
