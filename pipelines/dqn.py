@@ -65,9 +65,12 @@ def main(argv: list[str] | None = None) -> dict:
             state = DQNRunState(env, agent, eval_env_factory, run=run, logger=logger_for(cfg, run.path), collector=collector)
             if resumed is not None:
                 state.resume(resumed)
-            print(f"run directory: {run.path}  device: {device}  env: {cfg.env_id} x {cfg.num_envs}"
+            print(f"run directory: {run.path}  device: {device}  env: {cfg.env_id} x {cfg.num_envs}  model: {cfg.model}"
                   + (f"  collector workers: {cfg.collector_workers} (MultiAsyncCollector)" if collector is not None else ""))
             print(env.observation_description)
+            if cfg.model != "mlp":
+                print(f"sequence replay: {cfg.batch_size} windows of {cfg.sequence_len} steps per update ({cfg.burn_in} of burn-in from the stored state, "
+                      f"{cfg.sequence_len - cfg.burn_in} in the loss), each env's steps in order")
             stop.check()
 
             # --- train: one env step at a time; evaluate and checkpoint at their cadences --------
