@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 from tensordict import TensorDictBase
 from torch import nn
-from torchrl.data import Categorical, TensorSpec
+from torchrl.data import Categorical
 from torchrl.envs import EnvBase, ExplorationType, set_exploration_type
 
 from .agent import TRANSITION_KEYS, DQNAgent
@@ -109,13 +109,11 @@ class RecurrentDQNAgent(DQNAgent):
         return self._gradient_step(self.td_loss(batch if batch is not None else self.sample_batches(1)[0]))
 
 
-def build_dqn_agent(config: DQNConfig, env: EnvBase | None = None, device: torch.device | str = "cpu", obs_dim: int | None = None, action_spec: TensorSpec | None = None) -> DQNAgent:
-    """The agent ``config.model`` names: the MLP ``DQNAgent`` or a ``RecurrentDQNAgent``, sized for
-    ``env`` (or for ``obs_dim`` and ``action_spec``). A recurrent agent's env still needs its
-    primer: ``env = agent.prime(env)``."""
+def build_dqn_agent(config: DQNConfig, env: EnvBase, device: torch.device | str = "cpu") -> DQNAgent:
+    """The agent ``config.model`` names, sized for ``env``: the MLP ``DQNAgent`` or a
+    ``RecurrentDQNAgent`` (as ``ppo.build_agent`` for PPO). A recurrent agent's env still needs
+    its primer: ``env = agent.prime(env)``."""
     from ..envs.lookup import obs_dim_of
 
-    if env is not None:
-        obs_dim, action_spec = obs_dim_of(env), env.action_spec
     cls = DQNAgent if config.model == "mlp" else RecurrentDQNAgent
-    return cls(obs_dim, action_spec, config, device)
+    return cls(obs_dim_of(env), env.action_spec, config, device)

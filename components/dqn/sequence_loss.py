@@ -60,11 +60,19 @@ def td_stream(window: TensorDict, trunk, initial_states: tuple[torch.Tensor, ...
     init[rows, pos] = is_init
     init[rows[inserted], pos[inserted] + 1] = False
     stream = TensorDict({obs_key: x, init_key: init.unsqueeze(-1)}, batch_size=[n, width])
+    return with_initial_states(stream, trunk, initial_states), rows, pos
+
+
+def with_initial_states(stream: TensorDict, trunk, initial_states: tuple[torch.Tensor, ...]) -> TensorDict:
+    """``stream`` (inputs shared, not copied) with fresh state entries: ``initial_states`` at
+    position 0 (zeros where that step starts an episode), zeros elsewhere."""
+    out = stream.clone(False)
+    init0 = stream.get(trunk.in_keys[-1])[:, 0, 0]
     for key, h in zip(state_keys_of(trunk), initial_states):
-        states = h.new_zeros(n, width, *h.shape[1:])
-        states[:, 0] = torch.where(init[:, 0].reshape(n, *[1] * (h.dim() - 1)), 0.0, h)
-        stream.set(key, states)
-    return stream, rows, pos
+        states = h.new_zeros(*stream.batch_size, *h.shape[1:])
+        states[:, 0] = torch.where(init0.reshape(-1, *[1] * (h.dim() - 1)), 0.0, h)
+        out.set(key, states)
+    return out
 
 
 def sequence_td_terms(
@@ -84,8 +92,8 @@ def sequence_td_terms(
     else:
         online_h0 = target_h0 = tuple(window.get(k)[:, 0] for k in state_keys_of(trunk))
     stream, rows, pos = td_stream(window, trunk, online_h0)
-    # the same inputs, the target's own state at position 0 (tensors shared where they are equal)
-    target_stream = td_stream(window, trunk, target_h0)[0] if burn_in > 0 else stream.clone(False)
+    # the same inputs (shared), the target's own state at position 0
+    target_stream = with_initial_states(stream, trunk, target_h0) if burn_in > 0 else stream.clone(False)
     with set_recurrent_mode(True):
         q_all = q_network(stream).get(ACTION_VALUE)
         with torch.no_grad():
