@@ -34,12 +34,13 @@ from tensordict import TensorDict, TensorDictBase
 from tensordict.nn import TensorDictModuleBase, TensorDictSequential
 from torchrl.data import Categorical, LazyTensorStorage, OneHot, TensorDictReplayBuffer, TensorSpec
 from torchrl.envs import EnvBase, ExplorationType, set_exploration_type
-from torchrl.modules import MLP, EGreedyModule, QValueActor
+from torchrl.modules import EGreedyModule, QValueActor
 from torchrl.objectives import DQNLoss, HardUpdate, SoftUpdate
 
 from ..config_validation import UserError
 from .config import DQNConfig
 from .epsilon_schedule import LinearEpsilon
+from .q_mlp import make_q_mlp
 from .manual_backward import huber_td_step_grads, mlp_forward, plain_mlp_layers
 from ..flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
 from ..keys import ACTION, OBS
@@ -98,7 +99,7 @@ class DQNAgent:
     # --- what a subclass with another network changes ----------------------------------------
     def _build_networks(self, obs_dim: int, action_spec: Categorical) -> tuple[torch.nn.Module, TensorDictModuleBase]:
         """(the Q-network, the greedy policy around it): here a ReLU MLP in a ``QValueActor``."""
-        net = MLP(in_features=obs_dim, out_features=action_spec.space.n, num_cells=list(self.config.hidden_sizes), activation_class=torch.nn.ReLU, device=self.device)
+        net = make_q_mlp(obs_dim, action_spec.space.n, self.config.hidden_sizes, self.config.layer_norm, self.device)
         return net, QValueActor(net, in_keys=[OBS], spec=action_spec)
 
     def _q_network_of(self, policy: TensorDictModuleBase) -> torch.nn.Module:

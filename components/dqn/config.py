@@ -21,7 +21,7 @@ from ..run_config import RunConfig, knob, override
 class DQNConfig(RunConfig):
     checkpoint_family: ClassVar[str] = "dqn"  # the format prefix of this pipeline's checkpoints
     #: fields added after runs were saved without them -> the value those runs used
-    added_fields: ClassVar[dict] = {"lr_schedule": "constant", "lr_floor": 0.0, "model": "mlp", "hidden_size": 64, "sequence_len": 20, "burn_in": 5}
+    added_fields: ClassVar[dict] = {"lr_schedule": "constant", "lr_floor": 0.0, "model": "mlp", "hidden_size": 64, "sequence_len": 20, "burn_in": 5, "layer_norm": False}
     total_steps: int = override(RunConfig, "total_steps", 50_000)
     eval_every: int = override(RunConfig, "eval_every", 5_000)
     run_name: str = override(RunConfig, "run_name", "dqn")
@@ -48,6 +48,7 @@ class DQNConfig(RunConfig):
     )
     hidden_size: int = knob(64, "memory width of a recurrent model (unused by mlp)")
     hidden_sizes: list[int] = knob([128, 128], "hidden layer widths of the MLP (for a recurrent model: of the head after the memory), comma-separated")
+    layer_norm: bool = knob(False, "LayerNorm after each hidden Linear of the Q-network's MLP (for a recurrent model: of its head), before the ReLU")
     sequence_len: int = knob(20, "recurrent models: steps per replayed window (burn-in included), in [burn_in + 1, buffer_capacity / num_envs]")
     burn_in: int = knob(5, "recurrent models: first steps of each window unrolled from the stored state without gradient or loss, in [0, sequence_len - 1]")
     epsilon_start: float = knob(1.0, "exploration epsilon at step 0, in [0, 1]")

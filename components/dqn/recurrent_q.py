@@ -18,21 +18,22 @@ from __future__ import annotations
 import torch
 from tensordict import TensorDict
 from tensordict.nn import TensorDictModule, TensorDictModuleBase, TensorDictSequential
-from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 from torchrl.data import Categorical
-from torchrl.modules import MLP, QValueModule, set_recurrent_mode
+from torchrl.modules import QValueModule, set_recurrent_mode
 
 from ..keys import EMBED, OBS
 from ..memory import ScanMemoryModule
 from ..memory.trunk import make_trunk
 from ..ppo.padded_rnn import PaddedGRUModule, PaddedLSTMModule
+from .q_mlp import make_q_mlp
 
 ACTION_VALUE = "action_value"
 
 
 def make_recurrent_q_network(
-    model: str, obs_dim: int, action_spec: Categorical, hidden_size: int, head_sizes: list[int], device: torch.device | str = "cpu", obs_key=OBS
+    model: str, obs_dim: int, action_spec: Categorical, hidden_size: int, head_sizes: list[int], device: torch.device | str = "cpu", obs_key=OBS,
+    layer_norm: bool = False,
 ) -> TensorDictSequential:
     """``trunk -> MLP head`` writing ``"action_value"`` ``[..., n_actions]`` (no action choice:
     wrap it with ``QValueModule`` to act).
@@ -43,9 +44,12 @@ def make_recurrent_q_network(
         action_spec: the env's per-sample ``Categorical`` action spec.
         hidden_size: the memory's width.
         head_sizes: hidden widths of the ReLU MLP between the memory and the Q-values.
+        device: where the parameters live.
+        obs_key: the observation entry the memory reads.
+        layer_norm: a ``LayerNorm`` after each hidden ``Linear`` of the head (``make_q_mlp``).
     """
     trunk = make_trunk(model, obs_dim, hidden_size, device, obs_key)
-    head = MLP(in_features=hidden_size, out_features=action_spec.space.n, num_cells=list(head_sizes), activation_class=nn.ReLU, device=device)
+    head = make_q_mlp(hidden_size, action_spec.space.n, head_sizes, layer_norm, device)
     return TensorDictSequential(trunk, TensorDictModule(head, in_keys=[EMBED], out_keys=[ACTION_VALUE]))
 
 

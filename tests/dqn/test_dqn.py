@@ -116,12 +116,16 @@ def _fields(batch):
     return batch[OBS], batch["action"], batch["next", OBS], batch["next", "reward"].squeeze(-1), batch["next", "terminated"].squeeze(-1)
 
 
+@pytest.mark.parametrize("layer_norm", [False, True])
 @pytest.mark.parametrize("double_dqn", [False, True])
 @pytest.mark.parametrize("tau", [None, 0.3])
-def test_tensor_loss_equals_torchrl_dqnloss_through_target_syncs_and_load(double_dqn, tau):
+def test_tensor_loss_equals_torchrl_dqnloss_through_target_syncs_and_load(double_dqn, tau, layer_norm):
     torch.manual_seed(0)
-    env, agent = _agent(double_dqn=double_dqn, target_update_tau=tau, gamma=0.9)
-    other_env, other = _agent(double_dqn=double_dqn, target_update_tau=tau, gamma=0.9)
+    env, agent = _agent(double_dqn=double_dqn, target_update_tau=tau, gamma=0.9, layer_norm=layer_norm)
+    other_env, other = _agent(double_dqn=double_dqn, target_update_tau=tau, gamma=0.9, layer_norm=layer_norm)
+    if layer_norm:  # the LayerNorm weights are trained too: perturb them so they matter
+        with torch.no_grad():
+            other.flat_params.add_(0.1 * torch.randn_like(other.flat_params))
 
     def check(batch):
         ours = agent.td_loss(*_fields(batch))
@@ -161,6 +165,24 @@ def test_hand_written_gradient_step_equals_autograd_s(double_dqn, hidden):
         torch.testing.assert_close(agent.flat_params.grad, ref.flat_params.grad, rtol=0, atol=1e-6)
         torch.testing.assert_close(agent.flat_params, ref.flat_params, rtol=0, atol=1e-6)
     assert agent.flat_params.grad.abs().sum() > 0
+
+
+def test_layer_norm_sits_after_every_hidden_linear_and_trains_through_autograd():
+    """``--layer-norm``: Linear -> LayerNorm -> ReLU per hidden layer, on the online and the target
+    network; the hand-written backward (Linear/ReLU only) steps aside and updates move the
+    LayerNorm's own weights too."""
+    torch.manual_seed(0)
+    _, agent = _agent(hidden_sizes=[16, 8], layer_norm=True)
+    for net in (agent.q_net, agent.target_net):
+        kinds = [type(m).__name__ for m in net]
+        assert kinds == ["Linear", "LayerNorm", "ReLU", "Linear", "LayerNorm", "ReLU", "Linear"]
+        assert [m.normalized_shape for m in net if isinstance(m, torch.nn.LayerNorm)] == [(16,), (8,)]
+    assert agent._layers is None
+    norm_before = agent.q_net[1].weight.detach().clone()
+    agent.update(_fields(_random_batch(seed=3)))
+    assert not torch.equal(agent.q_net[1].weight, norm_before)
+    _, plain = _agent(hidden_sizes=[16, 8])
+    assert plain._layers is not None and not any(isinstance(m, torch.nn.LayerNorm) for m in plain.q_net)
 
 
 @pytest.mark.parametrize("num_envs", [1, 8])
