@@ -6,7 +6,8 @@
 Arms, each the pipeline's own command line plus ``--env`` and ``--total-steps``:
 
 * ``rdqn``: ``pipelines/dqn.py --preset recurrent-dqn`` (a GRU Q-network, R2D2-style);
-* ``mlp_dqn``: ``pipelines/dqn.py`` with its defaults (the memoryless Q-network);
+* ``mlp_dqn``: ``pipelines/dqn.py`` with the memoryless Q-network and the recurrent preset's
+  learning settings (``MLP_DQN``);
 * ``ppo``: ``pipelines/recurrent_ppo.py`` with its defaults (``--preset popgym`` on a POPGym env).
 
 Every (arm, seed) is its own process, two at a time, one thread each (``OMP_NUM_THREADS=1``,
@@ -31,9 +32,12 @@ from pathlib import Path
 from bench_common import RESULTS, machine, median, solve_summary
 from main_job_seeds import parse_seeds, run_seed
 
+#: the MLP arm learns with the recurrent preset's learning settings (constant step size, epsilon
+#: 0.02, no LayerNorm), so the two arms differ by the memory, not by the recipe
+MLP_DQN = ["--lr-schedule", "constant", "--layer-norm", "false", "--epsilon-end", "0.02"]
 ARMS = {
     "rdqn": ("dqn", ["--preset", "recurrent-dqn"]),
-    "mlp_dqn": ("dqn", []),
+    "mlp_dqn": ("dqn", MLP_DQN),
     "ppo": ("ppo", []),
 }
 

@@ -99,7 +99,7 @@ class DQNAgent:
     # --- what a subclass with another network changes ----------------------------------------
     def _build_networks(self, obs_dim: int, action_spec: Categorical) -> tuple[torch.nn.Module, TensorDictModuleBase]:
         """(the Q-network, the greedy policy around it): here a ReLU MLP in a ``QValueActor``."""
-        net = make_q_mlp(obs_dim, action_spec.space.n, self.config.hidden_sizes, self.config.layer_norm, self.device)
+        net = make_q_mlp(obs_dim, action_spec.space.n, self.config.hidden_sizes, self.config.layer_norm, self.device, self.config.dueling)
         return net, QValueActor(net, in_keys=[OBS], spec=action_spec)
 
     def _q_network_of(self, policy: TensorDictModuleBase) -> torch.nn.Module:

@@ -48,7 +48,7 @@ class RecurrentDQNAgent(DQNAgent):
 
     def _build_networks(self, obs_dim: int, action_spec: Categorical):
         cfg = self.config
-        q_network = make_recurrent_q_network(cfg.model, obs_dim, action_spec, cfg.hidden_size, cfg.hidden_sizes, self.device, layer_norm=cfg.layer_norm)
+        q_network = make_recurrent_q_network(cfg.model, obs_dim, action_spec, cfg.hidden_size, cfg.hidden_sizes, self.device, layer_norm=cfg.layer_norm, dueling=cfg.dueling)
         return q_network, make_q_policy(q_network, action_spec)
 
     def _q_network_of(self, policy) -> nn.Module:

@@ -34,6 +34,7 @@ ACTION_VALUE = "action_value"
 def make_recurrent_q_network(
     model: str, obs_dim: int, action_spec: Categorical, hidden_size: int, head_sizes: list[int], device: torch.device | str = "cpu", obs_key=OBS,
     layer_norm: bool = False,
+    dueling: bool = False,
 ) -> TensorDictSequential:
     """``trunk -> MLP head`` writing ``"action_value"`` ``[..., n_actions]`` (no action choice:
     wrap it with ``QValueModule`` to act).
@@ -47,9 +48,10 @@ def make_recurrent_q_network(
         device: where the parameters live.
         obs_key: the observation entry the memory reads.
         layer_norm: a ``LayerNorm`` after each hidden ``Linear`` of the head (``make_q_mlp``).
+        dueling: a dueling head (``make_q_mlp``).
     """
     trunk = make_trunk(model, obs_dim, hidden_size, device, obs_key)
-    head = make_q_mlp(hidden_size, action_spec.space.n, head_sizes, layer_norm, device)
+    head = make_q_mlp(hidden_size, action_spec.space.n, head_sizes, layer_norm, device, dueling)
     return TensorDictSequential(trunk, TensorDictModule(head, in_keys=[EMBED], out_keys=[ACTION_VALUE]))
 
 

@@ -45,7 +45,7 @@ from ..runs.stats import EpisodeRecord, EvalReport, StatsTracker
 
 FORMAT = "dqn/2"  # 2: the optimizer holds one flat parameter (flat_params.py)
 #: config fields that fix tensor shapes or the task: a checkpoint only loads under the same values
-SHAPE_FIELDS = ("env_id", "num_envs", "model", "hidden_size", "hidden_sizes", "layer_norm", "buffer_capacity", "double_dqn")
+SHAPE_FIELDS = ("env_id", "num_envs", "model", "hidden_size", "hidden_sizes", "layer_norm", "dueling", "buffer_capacity", "double_dqn")
 
 
 def check_compatible(state: dict, config) -> None:

@@ -13,7 +13,8 @@ from torchrl_memory.dqn.config import DqnConfig
 from torchrl_memory.dqn import DQNRunState
 from torchrl_memory.keys import OBS
 
-SMALL = dict(batch_size=8, min_replay_size=16, buffer_capacity=64, hidden_sizes=[16], epsilon_decay_steps=100, target_update_tau=None)
+# the plain Linear/ReLU Q-network (the hand-written backward's), unless a test asks for the LayerNorm
+SMALL = dict(batch_size=8, min_replay_size=16, buffer_capacity=64, hidden_sizes=[16], epsilon_decay_steps=100, target_update_tau=None, layer_norm=False)
 
 
 def _agent(**kw):
@@ -116,14 +117,17 @@ def _fields(batch):
     return batch[OBS], batch["action"], batch["next", OBS], batch["next", "reward"].squeeze(-1), batch["next", "terminated"].squeeze(-1)
 
 
-@pytest.mark.parametrize("layer_norm", [False, True])
+NETS = {"plain": {}, "layer_norm": dict(layer_norm=True), "dueling": dict(dueling=True), "both": dict(layer_norm=True, dueling=True)}
+
+
+@pytest.mark.parametrize("net", NETS)
 @pytest.mark.parametrize("double_dqn", [False, True])
 @pytest.mark.parametrize("tau", [None, 0.3])
-def test_tensor_loss_equals_torchrl_dqnloss_through_target_syncs_and_load(double_dqn, tau, layer_norm):
+def test_tensor_loss_equals_torchrl_dqnloss_through_target_syncs_and_load(double_dqn, tau, net):
     torch.manual_seed(0)
-    env, agent = _agent(double_dqn=double_dqn, target_update_tau=tau, gamma=0.9, layer_norm=layer_norm)
-    other_env, other = _agent(double_dqn=double_dqn, target_update_tau=tau, gamma=0.9, layer_norm=layer_norm)
-    if layer_norm:  # the LayerNorm weights are trained too: perturb them so they matter
+    env, agent = _agent(double_dqn=double_dqn, target_update_tau=tau, gamma=0.9, **NETS[net])
+    other_env, other = _agent(double_dqn=double_dqn, target_update_tau=tau, gamma=0.9, **NETS[net])
+    if NETS[net]:  # LayerNorm weights and zero-initialised dueling biases: perturb them so they matter
         with torch.no_grad():
             other.flat_params.add_(0.1 * torch.randn_like(other.flat_params))
 
@@ -183,6 +187,24 @@ def test_layer_norm_sits_after_every_hidden_linear_and_trains_through_autograd()
     assert not torch.equal(agent.q_net[1].weight, norm_before)
     _, plain = _agent(hidden_sizes=[16, 8])
     assert plain._layers is not None and not any(isinstance(m, torch.nn.LayerNorm) for m in plain.q_net)
+
+
+@pytest.mark.parametrize("layer_norm", [False, True])
+def test_the_dueling_network_is_value_plus_centred_advantage(layer_norm):
+    """``--dueling``: Q(s, .) = V(s) + A(s, .) - mean A(s, .) from one shared body; the target network
+    has the same two outputs, and the hand-written (plain MLP) backward steps aside."""
+    torch.manual_seed(0)
+    _, agent = _agent(hidden_sizes=[16, 8], dueling=True, layer_norm=layer_norm)
+    assert agent._layers is None
+    obs = torch.randn(5, 4)
+    for net in (agent.q_net, agent.target_net):
+        with torch.no_grad():
+            net.value[0].bias.fill_(0.7)
+            feats = net.features(obs)
+            value, adv = net.value(feats), net.advantage(feats)
+            torch.testing.assert_close(net(obs), value + adv - adv.mean(-1, keepdim=True))
+        assert value.shape == (5, 1) and adv.shape == (5, 2)
+        assert any(isinstance(m, torch.nn.LayerNorm) for m in net.features) == layer_norm
 
 
 @pytest.mark.parametrize("num_envs", [1, 8])

@@ -68,10 +68,12 @@ def test_the_stored_state_is_the_state_the_acting_policy_read(model):
     assert float(storage.get(agent.state_keys[0])[:, 5:].abs().sum()) > 0
 
 
-@pytest.mark.parametrize("model,layer_norm", [(m, False) for m in MODELS] + [("gru", True)])
-def test_the_replayed_forward_from_the_stored_state_reproduces_the_acting_q_values(model, layer_norm):
-    agent, env = _agent(model, layer_norm=layer_norm)
-    assert any(isinstance(m, torch.nn.LayerNorm) for m in agent.q_net.module[1].module) == layer_norm  # the head
+@pytest.mark.parametrize("model,head", [(m, dict(layer_norm=False)) for m in MODELS] + [("gru", dict(layer_norm=True)), ("gru", dict(layer_norm=True, dueling=True))])
+def test_the_replayed_forward_from_the_stored_state_reproduces_the_acting_q_values(model, head):
+    agent, env = _agent(model, **head)
+    head_net = agent.q_net.module[1].module
+    assert any(isinstance(m, torch.nn.LayerNorm) for m in head_net.modules()) == head["layer_norm"]
+    assert hasattr(head_net, "advantage") == head.get("dueling", False)
     seen = _act(agent, env, 60)
     L = agent.config.sequence_len
     acting_q = torch.stack([q for _, q in seen], 1)  # [envs, T, actions]
