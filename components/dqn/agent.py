@@ -21,8 +21,9 @@ used here *shares storage* with ``DQNLoss.target_value_network_params``, so
 ``HardUpdate``/``SoftUpdate``/``load_state_dict`` (all in place) move it too.
 tests/test_dqn.py pins loss and gradients equal to ``DQNLoss`` (vanilla and
 double, terminated and truncated transitions, after target syncs and a load).
-For the plain Linear/ReLU MLP built here, ``update`` computes that gradient by hand
-(dqn/manual_backward.py: ~0.1 ms less per step than autograd), pinned equal to autograd's.
+For a plain Linear/ReLU MLP (``--layer-norm false``), ``update`` computes that gradient by hand
+(dqn/manual_backward.py: ~0.1 ms less per step than autograd), pinned equal to autograd's; the
+default LayerNorm network (dqn/q_mlp.py) and a dueling one take autograd's.
 """
 from __future__ import annotations
 
