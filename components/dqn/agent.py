@@ -2,7 +2,7 @@
 
 Reused from TorchRL: ``MLP``, ``QValueActor``, ``EGreedyModule`` (its ``eps``
 is set from our step-indexed schedule; ``explore_policy`` is what async collector
-workers run, while in-process acting on a plain MLP takes the same maths on plain
+workers run, while in-process acting takes the same maths on plain
 tensors, see ``_explore_plain``), ``DQNLoss`` (TD(0) target
 r + gamma * (1 - terminated) * max_a' Q_target(s', a'), so truncated
 transitions bootstrap), ``HardUpdate`` / ``SoftUpdate`` and a
@@ -100,7 +100,7 @@ class DQNAgent:
     # --- what a subclass with another network changes ----------------------------------------
     def _build_networks(self, obs_dim: int, action_spec: Categorical) -> tuple[torch.nn.Module, TensorDictModuleBase]:
         """(the Q-network, the greedy policy around it): here a ReLU MLP in a ``QValueActor``."""
-        net = make_q_mlp(obs_dim, action_spec.space.n, self.config.hidden_sizes, self.config.layer_norm, self.device, self.config.dueling)
+        net = make_q_mlp(obs_dim, action_spec.space.n, self.config.hidden_sizes, self.device, layer_norm=self.config.layer_norm, dueling=self.config.dueling)
         return net, QValueActor(net, in_keys=[OBS], spec=action_spec)
 
     def _q_network_of(self, policy: TensorDictModuleBase) -> torch.nn.Module:
@@ -133,21 +133,23 @@ class DQNAgent:
     def explore(self, td: TensorDictBase, total_steps: int) -> tuple[TensorDictBase, float]:
         """Epsilon-greedy action with epsilon = schedule(total_steps before this step)."""
         eps = self.set_epsilon(total_steps)
-        if self._layers is not None and td.get(OBS).dim() == 2:
+        if td.get(OBS).dim() == 2:
             return self._explore_plain(td), eps
         with torch.no_grad(), set_exploration_type(ExplorationType.RANDOM):
             return self.explore_policy(td), eps
 
     @torch.no_grad()
     def _explore_plain(self, td: TensorDictBase) -> TensorDictBase:
-        """``explore_policy`` (``QValueActor`` then ``EGreedyModule``) as tensor maths on the plain MLP.
+        """``explore_policy`` (``QValueActor`` then ``EGreedyModule``) as tensor maths on the Q-network
+        (``mlp_forward`` for a plain Linear/ReLU MLP, the module itself for a LayerNorm or dueling one).
 
         Why: DQN acts once per env step, and with one env the two TensorDict modules cost ~0.3 ms,
         more than the Q-network. Same entries (``action``, ``action_value``, the greedy action's
         ``chosen_action_value``) and the same random draws in the same order (one uniform per env
         against epsilon, then one random action per env), so the same RNG state gives the same
         actions; tests/dqn/test_dqn.py pins it against ``explore_policy``."""
-        q = mlp_forward(self._layers, td.get(OBS))
+        obs = td.get(OBS)
+        q = mlp_forward(self._layers, obs) if self._layers is not None else self.q_net(obs)
         greedy = q.argmax(-1)
         explore = torch.rand(td.shape, device=self.device) < self.egreedy.eps
         random_action = torch.randint(0, q.shape[-1], greedy.shape, device=self.device, dtype=self.action_spec.dtype)

@@ -8,7 +8,7 @@ from torchrl.modules.models.models import DuelingMlpDQNet
 
 
 def make_q_mlp(
-    in_features: int, n_actions: int, hidden_sizes: list[int], layer_norm: bool = False, device: torch.device | str = "cpu", dueling: bool = False
+    in_features: int, n_actions: int, hidden_sizes: list[int], device: torch.device | str = "cpu", *, layer_norm: bool = False, dueling: bool = False
 ) -> nn.Module:
     """``Linear (-> LayerNorm) -> ReLU`` per hidden width, then a ``Linear`` to the ``n_actions`` Q-values
     (or, ``dueling``, two: a value and the advantages).
@@ -17,11 +17,11 @@ def make_q_mlp(
         in_features: input size (the flat observation, or the memory's output).
         n_actions: number of discrete actions.
         hidden_sizes: widths of the hidden layers.
+        device: where the parameters live.
         layer_norm: a ``LayerNorm`` after each hidden ``Linear``, before its ReLU. Normalised
             features bound how far one update moves every Q-value (Bjorck et al., ICLR 2022;
             Gallici et al., 2024); without it the network is the plain ``Linear``/``ReLU``
             stack the hand-written backward (manual_backward.py) covers.
-        device: where the parameters live.
         dueling: TorchRL's ``DuelingMlpDQNet`` on the same hidden layers: ``Q = V + A - mean(A)``
             (Wang et al., ICML 2016). Where the Q-values of the actions differ by little next to
             their size, the action gap has its own output instead of being the small difference of

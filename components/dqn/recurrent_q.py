@@ -33,8 +33,7 @@ ACTION_VALUE = "action_value"
 
 def make_recurrent_q_network(
     model: str, obs_dim: int, action_spec: Categorical, hidden_size: int, head_sizes: list[int], device: torch.device | str = "cpu", obs_key=OBS,
-    layer_norm: bool = False,
-    dueling: bool = False,
+    *, layer_norm: bool = False, dueling: bool = False,
 ) -> TensorDictSequential:
     """``trunk -> MLP head`` writing ``"action_value"`` ``[..., n_actions]`` (no action choice:
     wrap it with ``QValueModule`` to act).
@@ -51,7 +50,7 @@ def make_recurrent_q_network(
         dueling: a dueling head (``make_q_mlp``).
     """
     trunk = make_trunk(model, obs_dim, hidden_size, device, obs_key)
-    head = make_q_mlp(hidden_size, action_spec.space.n, head_sizes, layer_norm, device, dueling)
+    head = make_q_mlp(hidden_size, action_spec.space.n, head_sizes, device, layer_norm=layer_norm, dueling=dueling)
     return TensorDictSequential(trunk, TensorDictModule(head, in_keys=[EMBED], out_keys=[ACTION_VALUE]))
 
 

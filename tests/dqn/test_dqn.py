@@ -207,12 +207,14 @@ def test_the_dueling_network_is_value_plus_centred_advantage(layer_norm):
         assert any(isinstance(m, torch.nn.LayerNorm) for m in net.features) == layer_norm
 
 
+@pytest.mark.parametrize("net", NETS)
 @pytest.mark.parametrize("num_envs", [1, 8])
-def test_plain_exploration_equals_the_torchrl_policy(num_envs):
+def test_plain_exploration_equals_the_torchrl_policy(num_envs, net):
     """``explore``'s tensor path against ``explore_policy`` (QValueActor + EGreedyModule): from the same
-    RNG state, the same actions, action values and chosen values, at the start, middle and end of the schedule."""
-    env, agent = _agent(num_envs=num_envs, hidden_sizes=[64, 64])
-    assert agent._layers is not None
+    RNG state, the same actions, action values and chosen values, at the start, middle and end of the
+    schedule, for the plain (hand-written forward), LayerNorm and dueling Q-networks."""
+    env, agent = _agent(num_envs=num_envs, hidden_sizes=[64, 64], **NETS[net])
+    assert (agent._layers is not None) == (net == "plain")
     td = env.reset()
     td.set(OBS, torch.randn(num_envs, 4) * 3)
     random_seen = greedy_seen = False
