@@ -73,7 +73,7 @@ def ours(num_envs: int, n: int, repeats: int) -> tuple[float, float, float, dict
 
     cfg = DqnConfig(batch_size=64, hidden_sizes=[64, 64], min_replay_size=1000, double_dqn=False, target_update_tau=None,
                     target_update_freq=500, learning_rate=3e-4, epsilon_end=0.05, num_envs=num_envs, seed=0,
-                    lr_schedule="constant", layer_norm=False).validate()  # the plain MLP: the hand-written backward's
+                    lr_schedule="constant", layer_norm=False, n_step=1).validate()  # the plain MLP: the hand-written backward's
     env = make_env("CartPole-v1", num_envs, "cpu", 0, normalize_obs=False)
     agent = DqnAgent(obs_dim_of(env), env.action_spec, cfg)
     trainer = DqnTrainer(env, agent)

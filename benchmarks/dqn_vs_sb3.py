@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 SHARED = ["--learning-rate", "0.0003", "--batch-size", "64", "--buffer-capacity", "100000", "--min-replay-size", "1000",
           "--target-update-freq", "500", "--train-freq", "1", "--gradient-steps", "1", "--hidden-sizes", "64,64",
           "--epsilon-decay-steps", "10000", "--epsilon-end", "0.05", "--double-dqn", "false", "--target-update-tau", "none",
-          "--lr-schedule", "constant", "--layer-norm", "false"]
+          "--lr-schedule", "constant", "--layer-norm", "false", "--n-step", "1"]
 
 
 def ours(tmp: str, seed: int, steps: int, extra: list[str]) -> dict:

@@ -34,7 +34,7 @@ from main_job_seeds import parse_seeds, run_seed
 
 #: the MLP arm learns with the recurrent preset's learning settings (constant step size, epsilon
 #: 0.02, no LayerNorm), so the two arms differ by the memory, not by the recipe
-MLP_DQN = ["--lr-schedule", "constant", "--layer-norm", "false", "--epsilon-end", "0.02"]
+MLP_DQN = ["--lr-schedule", "constant", "--layer-norm", "false", "--epsilon-end", "0.02", "--n-step", "1"]
 ARMS = {
     "rdqn": ("dqn", ["--preset", "recurrent-dqn"]),
     "mlp_dqn": ("dqn", MLP_DQN),

@@ -57,7 +57,7 @@ def run_arm(pipeline: str, env: str, mode: str, workers: int, steps: int, num_en
     argv = ["--env", env, "--num-envs", str(num_envs), *MODE_FLAGS[mode](workers),
             "--total-steps", str(steps), "--eval-every", "0", "--eval-episodes", "2", "--plot", "false", "--run-root", root]
     if pipeline == "dqn":  # the plain Q-network the published figures were measured with
-        argv = [a for a in argv if a not in ("--backend", "local")] + ["--layer-norm", "false"]
+        argv = [a for a in argv if a not in ("--backend", "local")] + ["--layer-norm", "false", "--n-step", "1"]
     code = ARM.format(root=str(Path(__file__).resolve().parents[1]), argv=argv, pipeline=PIPELINES[pipeline])
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=1800)
     row = {"pipeline": pipeline, "env": env, "mode": mode, "workers": workers, "num_envs": num_envs}

@@ -41,6 +41,7 @@ from torchrl.objectives import DQNLoss, HardUpdate, SoftUpdate
 from ..config_validation import UserError
 from .config import DQNConfig
 from .epsilon_schedule import LinearEpsilon
+from .n_step import STEPS_AFTER, fold_n_step
 from .q_mlp import make_q_mlp
 from .manual_backward import huber_td_step_grads, mlp_forward, plain_mlp_layers
 from ..flat_params import clip_flat_grad_norm_, flatten_parameters, fused_adam
@@ -112,7 +113,10 @@ class DQNAgent:
 
     @property
     def transition_keys(self) -> tuple:
-        """What ``store`` keeps of a step."""
+        """What ``store`` keeps of a step (with collector workers and n-step returns, also how far
+        each transition's window may read in its batch: dqn/n_step.py)."""
+        if self.config.n_step > 1 and self.config.collector_workers > 1:
+            return (*TRANSITION_KEYS, STEPS_AFTER)
         return TRANSITION_KEYS
 
     # --- env side: the MLP has no recurrent state ------------------------------------------
@@ -184,22 +188,34 @@ class DQNAgent:
     def sample_batches(self, n: int) -> list[tuple[torch.Tensor, ...]]:
         """``n`` minibatches, uniform with replacement (TorchRL's ``RandomSampler`` rule), drawn at once
         (the replay does not change between the updates of one env step), each as
-        ``(obs, action, next_obs, reward, terminated)``.
+        ``(obs, action, next_obs, reward, terminated, discount)``: discount is None for one-step
+        transitions (the target uses gamma), else g^k per sample of the n-step fold (dqn/n_step.py).
 
         Reads the buffer's preallocated storage leaves directly: ``replay.sample()`` builds and
         indexes a TensorDict per call (~0.3 ms here), ten times the cost of five ``index_select``.
         """
-        b, storage = self.config.batch_size, self.replay.storage
+        cfg, storage = self.config, self.replay.storage
+        b = cfg.batch_size
         idx = torch.randint(len(storage), (n * b,), device=self.device)
         data = storage._storage  # LazyTensorStorage's TensorDict of [capacity, ...] leaves
-        obs, next_obs = (data.get(k).index_select(0, idx).reshape(n, b, -1) for k in (OBS, ("next", OBS)))
-        # per-sample scalars: the action is a class index, reward and terminated carry a trailing 1
-        action, reward, terminated = (data.get(k).index_select(0, idx).reshape(n, b) for k in (ACTION, ("next", "reward"), ("next", "terminated")))
-        return [(obs[i], action[i], next_obs[i], reward[i], terminated[i]) for i in range(n)]
+        obs = data.get(OBS).index_select(0, idx).reshape(n, b, -1)
+        action = data.get(ACTION).index_select(0, idx).reshape(n, b)
+        if cfg.n_step == 1:
+            next_obs = data.get(("next", OBS)).index_select(0, idx).reshape(n, b, -1)
+            # per-sample scalars: reward and terminated carry a trailing 1
+            reward, terminated = (data.get(k).index_select(0, idx).reshape(n, b) for k in (("next", "reward"), ("next", "terminated")))
+            return [(obs[i], action[i], next_obs[i], reward[i], terminated[i], None) for i in range(n)]
+        newest = (self.replay._writer._cursor - 1) % storage.max_size
+        # each env's next step: num_envs slots on (in process) or num_envs / collector_workers (a worker's batch)
+        stride = cfg.num_envs // cfg.collector_workers
+        next_obs, reward, terminated, discount = fold_n_step(data, idx, n_step=cfg.n_step, gamma=cfg.gamma, stride=stride, newest=newest)
+        next_obs, reward, terminated, discount = next_obs.reshape(n, b, -1), reward.reshape(n, b), terminated.reshape(n, b), discount.reshape(n, b)
+        return [(obs[i], action[i], next_obs[i], reward[i], terminated[i], discount[i]) for i in range(n)]
 
-    def td_target(self, next_obs: torch.Tensor, reward: torch.Tensor, terminated: torch.Tensor) -> torch.Tensor:
-        """r + gamma * (1 - terminated) * Q_target(s', a*), a* = argmax of the online net (double DQN)
-        or of the target net; truncated transitions are not terminated, so they bootstrap."""
+    def td_target(self, next_obs: torch.Tensor, reward: torch.Tensor, terminated: torch.Tensor, discount: torch.Tensor | None = None) -> torch.Tensor:
+        """r + discount * (1 - terminated) * Q_target(s', a*), a* = argmax of the online net (double DQN)
+        or of the target net; discount is gamma (None) or an n-step batch's g^k; truncated
+        transitions are not terminated, so they bootstrap."""
         plain = self._target_layers is not None  # then both nets are plain Linear/ReLU MLPs: skip the module calls
         with torch.no_grad():
             next_q = mlp_forward(self._target_layers, next_obs) if plain else self.target_net(next_obs)
@@ -208,13 +224,13 @@ class DQNAgent:
                 next_value = next_q.gather(-1, online_q.argmax(-1, keepdim=True)).squeeze(-1)
             else:
                 next_value = next_q.max(-1).values
-            # r + gamma * (1 - terminated) * next_value, in place on the fresh next_value
-            return next_value.masked_fill_(terminated, 0.0).mul_(self.config.gamma).add_(reward)
+            # r + discount * (1 - terminated) * next_value, in place on the fresh next_value
+            return next_value.masked_fill_(terminated, 0.0).mul_(self.config.gamma if discount is None else discount).add_(reward)
 
-    def td_loss(self, obs: torch.Tensor, action: torch.Tensor, next_obs: torch.Tensor, reward: torch.Tensor, terminated: torch.Tensor) -> torch.Tensor:
-        """``DQNLoss``'s value: Huber (smooth L1) between Q(s, a) and the TD(0) target, batch mean."""
+    def td_loss(self, obs: torch.Tensor, action: torch.Tensor, next_obs: torch.Tensor, reward: torch.Tensor, terminated: torch.Tensor, discount: torch.Tensor | None = None) -> torch.Tensor:
+        """``DQNLoss``'s value: Huber (smooth L1) between Q(s, a) and the TD target, batch mean."""
         q = self.q_net(obs).gather(-1, action.unsqueeze(-1)).squeeze(-1)
-        return F.smooth_l1_loss(q, self.td_target(next_obs, reward, terminated))
+        return F.smooth_l1_loss(q, self.td_target(next_obs, reward, terminated, discount))
 
     def update(self, batch: tuple[torch.Tensor, ...] | None = None) -> float:
         """One gradient step on ``batch`` (from ``sample_batches``) or on a fresh sample.
@@ -222,12 +238,12 @@ class DQNAgent:
         The loss and gradient come from ``huber_td_step_grads`` (the same maths by hand,
         dqn/manual_backward.py) where the network is a plain Linear/ReLU MLP, else from autograd
         through ``td_loss``; ``manual_backward = False`` takes autograd always."""
-        obs, action, next_obs, reward, terminated = batch if batch is not None else self.sample_batches(1)[0]
+        obs, action, *target_terms = batch if batch is not None else self.sample_batches(1)[0]
         if self._layers is not None and self.manual_backward:
             # every parameter's gradient is overwritten by the hand-written backward
-            loss = huber_td_step_grads(self._layers, obs, action, self.td_target(next_obs, reward, terminated))
+            loss = huber_td_step_grads(self._layers, obs, action, self.td_target(*target_terms))
             return self._clip_and_step(loss)
-        return self._gradient_step(self.td_loss(obs, action, next_obs, reward, terminated))
+        return self._gradient_step(self.td_loss(obs, action, *target_terms))
 
     def _gradient_step(self, loss: torch.Tensor) -> float:
         """Backpropagates ``loss`` into the flat gradient, then clips and steps; returns the loss."""

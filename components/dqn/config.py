@@ -1,18 +1,20 @@
 """``DQNConfig``: the DQN pipeline's knobs, validated before any work.
 
-Defaults: a CartPole-v1 recipe whose solves hold. Double DQN, soft target updates (tau 0.005
-every env step), Huber loss, Adam at lr 5e-4 decayed linearly to 0 over the budget, batch 128,
-one update per env step, 1k warm-up, buffer 100k, a [128, 128] Q-network with a LayerNorm after
-each hidden Linear, epsilon 1 -> 0.1 over 10k steps, 50k steps.
+Defaults: a CartPole-v1 recipe whose solves hold. Double DQN with 3-step returns, soft target
+updates (tau 0.005 every env step), Huber loss, Adam at lr 5e-4 decayed linearly to 0 over the
+budget, batch 128, one update per env step, 1k warm-up, buffer 100k, a [128, 128] Q-network with
+a LayerNorm after each hidden Linear, epsilon 1 -> 0.1 over 10k steps, 50k steps.
 
-Why the last three: with a constant step size, no LayerNorm and epsilon 0.02 the greedy policy
-reaches 500 and then does not hold (4 of seeds 0-9 ended >= 475,
+Why the last four: with one-step targets, a constant step size, no LayerNorm and epsilon 0.02 the
+greedy policy reaches 500 and then does not hold (4 of seeds 0-9 ended >= 475,
 benchmarks/results/main_job_seeds_dqn_before.json). Its failing policies keep the pole up and
 drift off the track (|x| > 2.4 after ~235 steps): keeping the cart centred is a small gap between
-the two actions' Q-values, and updates flip it. With the three together 8 of seeds 0-9 end >= 475
-and every seed that reaches 500 holds it to the end; the two others are still learning at 50k
-(benchmarks/results/main_job_seeds_dqn_ln_lin_eps10.json; chosen on seeds 10-19, where it ended
-8 of 10, and where the linear schedule alone, without the other two, left 3 of seeds 0-9 solved).
+the two actions' Q-values, and updates flip it. The linear decay, the LayerNorm and epsilon 0.1
+made every seed that reaches 500 hold it, but two of ten were still learning at 50k (8 of 10,
+main_job_seeds_dqn_ln_lin_eps10.json); 3-step returns carry the reward of staying up back three
+steps per update, and all ten end solved, most from 10k steps on
+(benchmarks/results/main_job_seeds_dqn_nstep3.json; chosen on seeds 10-19, where it ended 10 of 10,
+tune_dqn_nstep3_10-19.json).
 """
 from __future__ import annotations
 
@@ -27,11 +29,12 @@ from ..run_config import RunConfig, knob, override
 class DQNConfig(RunConfig):
     checkpoint_family: ClassVar[str] = "dqn"  # the format prefix of this pipeline's checkpoints
     #: fields added after runs were saved without them -> the value those runs used
-    added_fields: ClassVar[dict] = {"lr_schedule": "constant", "lr_floor": 0.0, "model": "mlp", "hidden_size": 64, "sequence_len": 20, "burn_in": 5, "layer_norm": False, "dueling": False}
+    added_fields: ClassVar[dict] = {"lr_schedule": "constant", "lr_floor": 0.0, "model": "mlp", "hidden_size": 64, "sequence_len": 20, "burn_in": 5, "layer_norm": False, "dueling": False, "n_step": 1}
     total_steps: int = override(RunConfig, "total_steps", 50_000)
     eval_every: int = override(RunConfig, "eval_every", 5_000)
     run_name: str = override(RunConfig, "run_name", "dqn")
     gamma: float = knob(0.99, "discount, in [0, 1]")
+    n_step: int = knob(3, "steps of reward summed before the bootstrap (n-step returns; cut short where the episode ends, or for a recurrent model where the replayed window ends), an integer >= 1; with collector workers a window also stops at the end of its worker's batch)")
     learning_rate: float = knob(5e-4, "Adam step size, > 0")
     lr_schedule: str = knob(
         "linear",
@@ -87,6 +90,7 @@ class DQNConfig(RunConfig):
         check_int("train_freq", self.train_freq, 1)
         check_int("gradient_steps", self.gradient_steps, 1)
         check_int("worker_steps", self.worker_steps, 1)
+        check_int("n_step", self.n_step, 1)
         if self.model != "mlp":
             per_env = self.buffer_capacity // self.num_envs
             check_int("sequence_len", self.sequence_len, 1, per_env, high_from="buffer_capacity / num_envs")

@@ -11,7 +11,7 @@ the gradient clip.
   stored with it and zeroed at every episode start).
 * **Replay**: ``SequenceReplay``, each env's steps in order with the state the acting policy
   had; a gradient step samples ``batch_size`` windows of ``sequence_len`` steps.
-* **Update**: ``sequence_td_loss``: burn-in over the first ``burn_in`` steps, TD(0) with
+* **Update**: ``sequence_td_loss``: burn-in over the first ``burn_in`` steps, TD(0) (or n-step) with
   double-DQN targets and the real next observation on the others.
 """
 from __future__ import annotations
@@ -102,7 +102,7 @@ class RecurrentDQNAgent(DQNAgent):
     def td_loss(self, window: TensorDictBase) -> torch.Tensor:
         """``sequence_td_loss`` of ``window`` ``[N, sequence_len]`` with this agent's networks and config."""
         cfg = self.config
-        return sequence_td_loss(self.q_net, self.target_net, window, cfg.burn_in, cfg.gamma, cfg.double_dqn)
+        return sequence_td_loss(self.q_net, self.target_net, window, cfg.burn_in, cfg.gamma, cfg.double_dqn, cfg.n_step)
 
     def update(self, batch: TensorDictBase | None = None) -> float:
         """One gradient step on ``batch`` (windows from ``sample_batches``) or on a fresh sample."""

@@ -36,6 +36,7 @@ from torchrl.envs import EnvBase
 from torchrl.record.loggers import Logger
 
 from .agent import DQNAgent
+from .n_step import STEPS_AFTER
 from ..envs.lookup import native_base
 from ..keys import EPISODE_REWARD, STEP_COUNT
 from ..runs.evaluation import preserved_rng, run_greedy_episodes
@@ -120,6 +121,9 @@ class DQNRunState(RunState):
                 batch = next(self._batches)
                 # time-major, so the k envs' transitions of one batched step count before the next step's
                 flat = batch.transpose(0, 1).reshape(-1)
+                if STEPS_AFTER in self.agent.transition_keys:  # n-step windows stop at the batch's end
+                    k, w = batch.shape
+                    flat.set(STEPS_AFTER, torch.arange(w - 1, -1, -1, device=flat.device).repeat_interleave(k))
                 return self._account(flat, eps, flat.get(("collector", "traj_ids")).tolist())
             if self.td is None:
                 self.env.set_seed(self.seed)  # the first reset is seeded too

@@ -15,7 +15,8 @@ For a window ``[N, L]`` from ``SequenceReplay``:
    its real final observation with the state that saw the whole episode, a terminated one does
    not bootstrap, and the window's last step bootstraps from its own next observation.
    ``y_k = r_k + gamma * (1 - terminated_k) * Q_target(s'_k, a*)``, ``a*`` the online net's
-   argmax (double DQN) or the target's.
+   argmax (double DQN) or the target's. With ``n_step`` > 1 (R2D2 uses 5) the rewards of up
+   to n steps are summed first, cut where an episode or the window ends (dqn/n_step.py).
 4. Huber loss (smooth L1, TorchRL's ``DQNLoss`` default) over the ``N * M`` steps; the inserted
    entries and the stream's end padding are never read.
 
@@ -31,6 +32,7 @@ from tensordict import TensorDict
 from tensordict.nn import TensorDictSequential
 from torchrl.modules import set_recurrent_mode
 
+from .n_step import n_step_targets
 from .recurrent_q import ACTION_VALUE, burn_in_state, state_keys_of, trunk_of
 from ..keys import ACTION
 
@@ -82,9 +84,11 @@ def sequence_td_terms(
     burn_in: int,
     gamma: float,
     double_dqn: bool = True,
+    n_step: int = 1,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(Q(s_k, a_k), y_k)``, each ``[N, L - burn_in]``, for ``window`` ``[N, L]`` (module
-    docstring): the first with gradient into ``q_network``, the targets without."""
+    docstring): the first with gradient into ``q_network``, the targets without; ``n_step`` > 1
+    sums rewards over up to n steps of the window before the bootstrap (``n_step_targets``)."""
     trunk, target_trunk = trunk_of(q_network), trunk_of(target_network)
     if burn_in > 0:
         prefix, window = window[:, :burn_in], window[:, burn_in:]
@@ -107,7 +111,11 @@ def sequence_td_terms(
             next_value = target_next.max(-1).values
         terminated = window.get(("next", "terminated")).reshape(pos.shape)
         reward = window.get(("next", "reward")).reshape(pos.shape)
-        target = reward + gamma * next_value.masked_fill(terminated, 0.0)
+        if n_step == 1:
+            target = reward + gamma * next_value.masked_fill(terminated, 0.0)
+        else:
+            done = window.get(("next", "done")).reshape(pos.shape)
+            target = n_step_targets(reward, next_value, terminated, done, n_step=n_step, gamma=gamma)
     return q, target
 
 

@@ -111,7 +111,8 @@ def _step(net, obs, states, fresh, keys):
 
 @pytest.mark.parametrize("model", ["lstm", "gru", "ffm"])
 @pytest.mark.parametrize("double_dqn", [True, False])
-def test_td_targets_on_a_hand_built_window_with_a_termination_and_a_truncation(model, double_dqn):
+@pytest.mark.parametrize("n_step", [1, 3])
+def test_td_targets_on_a_hand_built_window_with_a_termination_and_a_truncation(model, double_dqn, n_step):
     agent, env = _agent(model)
     _perturb(agent.target_net)  # target and online nets differ: each target must use the right one
     keys = state_keys_of(trunk_of(agent.q_net))
@@ -133,11 +134,11 @@ def test_td_targets_on_a_hand_built_window_with_a_termination_and_a_truncation(m
                  "done": (terminated | truncated)[:, None]},
         **{k: s.expand(L, *s.shape).clone() for k, s in zip(keys, stored)},
     }, [L]).unsqueeze(0)
-    q, y = sequence_td_terms(agent.q_net, agent.target_net, window, burn_in=0, gamma=gamma, double_dqn=double_dqn)
+    q, y = sequence_td_terms(agent.q_net, agent.target_net, window, burn_in=0, gamma=gamma, double_dqn=double_dqn, n_step=n_step)
 
     # step by step: each net carries its own state; Q(s'_k) from the state after step k
     h_on, h_tg = stored, stored
-    expected_q, expected_y = [], []
+    expected_q, value = [], []
     with torch.no_grad():
         for t in range(L):
             q_t, h_on = _step(agent.q_net, obs[t], h_on, bool(is_init[t]), keys)
@@ -145,9 +146,16 @@ def test_td_targets_on_a_hand_built_window_with_a_termination_and_a_truncation(m
             next_online, _ = _step(agent.q_net, next_obs[t], h_on, False, keys)
             next_target, _ = _step(agent.target_net, next_obs[t], h_tg, False, keys)
             a_star = next_online.argmax() if double_dqn else next_target.argmax()
-            bootstrap = 0.0 if terminated[t] else gamma * next_target[a_star]
+            value.append(0.0 if terminated[t] else next_target[a_star])
             expected_q.append(q_t[action[t]])
-            expected_y.append(reward[t] + bootstrap)
+    expected_y = []  # up to n rewards, stopping after an episode's last step or the window's
+    for t in range(L):
+        ret, k = 0.0, 0
+        while k < n_step and t + k < L:
+            ret, k = ret + gamma ** k * reward[t + k], k + 1
+            if terminated[t + k - 1] or truncated[t + k - 1]:
+                break
+        expected_y.append(ret + gamma ** k * value[t + k - 1])
     torch.testing.assert_close(q[0].detach(), torch.stack(expected_q), rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(y[0], torch.stack(expected_y), rtol=1e-5, atol=1e-6)
     # the truncated step bootstraps from its own final observation, not from the next episode's first

@@ -1,10 +1,13 @@
 """DQN over TorchRL's MultiAsyncCollector: weights and epsilon reach the workers, real final
 observations are stored, every transition is counted once, and the run resumes."""
+import math
+
 import torch
 
 from torchrl_memory import DQNAgent, DQNConfig, DQNRunState, TrainingRun, make_env
 from torchrl_memory.envs import obs_dim_of
 from torchrl_memory.runs import WorkerEnv, make_async_collector
+from torchrl_memory.dqn.n_step import fold_n_step
 from torchrl_memory.keys import OBS
 from torchrl_memory.pipelines import dqn
 
@@ -80,6 +83,30 @@ def test_trainer_stores_real_final_observations_and_counts_each_transition_once(
         assert resumed.total_steps == trainer.total_steps + 32
     finally:
         collector2.shutdown()
+
+
+def test_n_step_windows_read_only_their_own_envs_next_steps_within_one_worker_batch():
+    """Worker batches arrive in any order, so a window stops at the end of its batch: each step it
+    reads continues the one before (its observation is that step's next observation)."""
+    n = 4
+    cfg, env, agent, collector = _setup(n_step=n)
+    trainer = DQNRunState(env, agent, collector=collector)
+    try:
+        trainer.train(320)
+    finally:
+        collector.shutdown()
+    data, size, stride = agent.replay.storage._storage, len(agent.replay), N // WORKERS
+    obs, next_obs = data[OBS], data["next", OBS]
+    lengths = []
+    for slot in range(size):
+        window_next_obs, _, _, discount = fold_n_step(data, torch.tensor([slot]), n_step=n, gamma=cfg.gamma, stride=stride, newest=size - 1)
+        k = round(math.log(discount.item()) / math.log(cfg.gamma))
+        for j in range(1, k):
+            assert torch.equal(obs[slot + j * stride], next_obs[slot + (j - 1) * stride]), f"slot {slot}: step {j} is not its env's next step"
+        assert torch.equal(window_next_obs[0], next_obs[slot + (k - 1) * stride])
+        lengths.append(k)
+    # windows are whole unless an episode or the batch ends first (the last n - 1 steps of each env's STEPS)
+    assert lengths.count(n) > size // 3 and lengths.count(1) > 0
 
 
 def test_pipeline_with_two_collector_workers(tmp_path):
