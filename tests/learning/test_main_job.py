@@ -1,8 +1,10 @@
-"""Learning checks of the main job (recurrent PPO on CartPoleNoVel) at its defaults.
+"""Learning checks of the main job (recurrent PPO on CartPoleNoVel) and of the DQN pipeline
+(CartPole-v1) at their defaults.
 
-The slow one is what a user gets from the README's first command: the default job on three
-seeds, each ending solved (final greedy mean >= 475); ``pytest -m slow``, under a minute a
-seed on an idle 2-core machine. The fast one keeps the default recipe honest in the everyday
+The slow one is what a user gets from the README's first command, and from ``pipelines/dqn.py``
+as it stands: each default job on three seeds, each ending solved (final greedy mean >= 475);
+``pytest -m slow``, under a minute a PPO seed and about two minutes a DQN seed on an idle
+2-core machine. The fast one keeps the default recipe honest in the everyday
 suite: a few thousand steps must already lift the training return well above the initial
 policy's.
 """
@@ -11,16 +13,18 @@ from __future__ import annotations
 import pytest
 
 from torchrl_memory import TrainingRun
-from torchrl_memory.pipelines import recurrent_ppo
+from torchrl_memory.pipelines import dqn, recurrent_ppo
 
 SOLVED = 475.0
+JOBS = {"recurrent_ppo": recurrent_ppo.main, "dqn": dqn.main}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_default_ppo_job_ends_solved(tmp_path, seed):
-    out = recurrent_ppo.main(["--seed", str(seed), "--run-root", str(tmp_path), "--plot", "false"])
-    assert out["eval"]["mean_reward"] >= SOLVED, f"seed {seed}: final greedy mean {out['eval']['mean_reward']:.1f}"
+@pytest.mark.parametrize("pipeline", sorted(JOBS))
+def test_default_job_ends_solved(tmp_path, pipeline, seed):
+    out = JOBS[pipeline](["--seed", str(seed), "--run-root", str(tmp_path), "--plot", "false"])
+    assert out["eval"]["mean_reward"] >= SOLVED, f"{pipeline} seed {seed}: final greedy mean {out['eval']['mean_reward']:.1f}"
 
 
 def _mean_return(records: list[dict]) -> float:
