@@ -32,9 +32,9 @@ from pathlib import Path
 from bench_common import RESULTS, machine, median, solve_summary
 from main_job_seeds import parse_seeds, run_seed
 
-#: the MLP arm learns with the recurrent preset's learning settings (constant step size, epsilon
-#: 0.02, no LayerNorm), so the two arms differ by the memory, not by the recipe
-MLP_DQN = ["--lr-schedule", "constant", "--layer-norm", "false", "--epsilon-end", "0.02", "--n-step", "1"]
+#: the MLP arm is the MLP DQN with its defaults: the memoryless DQN a user gets, learning from about
+#: as many transitions per env step (batch 128 every step) as the preset's 32 windows x 15 steps every 4
+MLP_DQN: list[str] = []
 ARMS = {
     "rdqn": ("dqn", ["--preset", "recurrent-dqn"]),
     "mlp_dqn": ("dqn", MLP_DQN),

@@ -34,7 +34,7 @@ class DQNConfig(RunConfig):
     eval_every: int = override(RunConfig, "eval_every", 5_000)
     run_name: str = override(RunConfig, "run_name", "dqn")
     gamma: float = knob(0.99, "discount, in [0, 1]")
-    n_step: int = knob(3, "steps of reward summed before the bootstrap (n-step returns; cut short where the episode ends, or for a recurrent model where the replayed window ends), an integer >= 1; with collector workers a window also stops at the end of its worker's batch)")
+    n_step: int = knob(3, "steps of reward summed before the bootstrap (n-step returns; cut short where the episode ends, or for a recurrent model where the replayed window ends), an integer >= 1; with collector workers a window also stops at the end of its worker's batch")
     learning_rate: float = knob(5e-4, "Adam step size, > 0")
     lr_schedule: str = knob(
         "linear",

@@ -50,8 +50,15 @@ SHAPE_FIELDS = ("env_id", "num_envs", "model", "hidden_size", "hidden_sizes", "l
 
 
 def check_compatible(state: dict, config) -> None:
-    """Raises naming every mismatch between a checkpoint and the ``DQNConfig`` it is resumed under."""
-    check_resume_config(state, config, FORMAT, SHAPE_FIELDS)
+    """Raises naming every mismatch between a checkpoint and the ``DQNConfig`` it is resumed under.
+
+    With n-step returns and a stored replay, ``collector_workers`` is fixed too: the n-step fold
+    reads each env's next step ``num_envs / collector_workers`` slots on, as the replay was
+    written (dqn/n_step.py)."""
+    fields = SHAPE_FIELDS
+    if config.n_step > 1 and "replay" in state.get("agent", {}):
+        fields = (*fields, "collector_workers")
+    check_resume_config(state, config, FORMAT, fields)
 
 
 @dataclass

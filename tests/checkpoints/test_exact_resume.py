@@ -27,10 +27,10 @@ def _straight_and_copy(tmp_path, main, args):
 RECURRENT = ["--env", "CartPoleNoVel", "--model", "gru", "--hidden-size", "8", "--sequence-len", "8", "--burn-in", "2", "--batch-size", "4"]
 
 
-@pytest.mark.parametrize("extra", [["--num-envs", "1"], ["--num-envs", "4"], ["--num-envs", "2", *RECURRENT], ["--num-envs", "2", "--n-step", "3"]], ids=["1env", "4envs", "recurrent", "n-step"])
+@pytest.mark.parametrize("extra", [["--num-envs", "1"], ["--num-envs", "4"], ["--num-envs", "2", *RECURRENT], ["--num-envs", "2", "--n-step", "1"]], ids=["1env", "4envs", "recurrent", "one-step"])
 def test_dqn_resume_from_a_numbered_midway_checkpoint_equals_the_straight_run(tmp_path, extra):
     # the recurrent case: its replay holds each step's stored state, its env the state in flight;
-    # the n-step case: its fold reads the replay's write position, which the checkpoint must restore
+    # the defaults' n-step fold reads the replay's write position, which the checkpoint must restore
     a, b = _straight_and_copy(tmp_path, dqn.main, [*DQN_ARGS, *extra])
     dqn.main(["--resume", str(b.checkpoint_path(120))])
     assert_same_weights(latest(tmp_path / "a"), latest(tmp_path / "b"))

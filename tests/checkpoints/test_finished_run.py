@@ -44,6 +44,22 @@ def test_a_refused_resume_writes_nothing(tmp_path, pipeline):
     assert digest(run.path) == before  # metrics/texts/hparams0.txt still holds the run's own config
 
 
+@pytest.mark.parametrize("n_step, refused", [(3, True), (1, False)])
+def test_n_step_replay_refuses_a_resume_that_changes_collector_workers(tmp_path, n_step, refused):
+    """The n-step fold reads the replay at the stride it was written with (envs per stored step)."""
+    args = [*DQN_TINY, "--num-envs", "2", "--total-steps", "80", "--eval-every", "0", "--n-step", str(n_step)]
+    dqn.main([*args, "--run-root", str(tmp_path)])
+    resume = ["--resume", str(tmp_path), "--total-steps", "96", "--collector-workers", "2", "--worker-steps", "4"]
+    if refused:
+        before = digest(TrainingRun.find(tmp_path).path)
+        with pytest.raises(CheckpointError, match="collector_workers: checkpoint 1 vs requested 2"):
+            dqn.main(resume)
+        assert digest(TrainingRun.find(tmp_path).path) == before
+    else:
+        dqn.main(resume)
+        assert latest(tmp_path)["counters"]["total_steps"] == 96
+
+
 @pytest.mark.parametrize("pipeline", sorted(PIPELINES))
 def test_a_budget_that_is_a_multiple_of_eval_every_is_evaluated_once_at_the_end(tmp_path, pipeline):
     main, args, _ = PIPELINES[pipeline]

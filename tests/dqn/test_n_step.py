@@ -130,6 +130,27 @@ def test_the_n_step_loss_equals_torchrl_dqnloss_on_the_folded_batch(double_dqn, 
         torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
 
 
+@pytest.mark.parametrize("num_envs, workers", [(3, 1), (4, 2)], ids=["in-process", "collector"])
+def test_the_agent_folds_at_the_stride_its_replay_was_written_with(num_envs, workers):
+    """Envs per stored step: ``num_envs`` in process, ``num_envs / collector_workers`` from a worker's batch."""
+    env = make_env("CartPole-v1", 1, seed=0, normalize_obs=False)
+    stride = num_envs // workers
+    agent = DQNAgent(4, env.action_spec, DQNConfig(n_step=3, gamma=GAMMA, num_envs=num_envs, collector_workers=workers, hidden_sizes=[16],
+                                                   batch_size=64, min_replay_size=64, buffer_capacity=100))
+    episodes = _episodes(stride, 60, seed=11)  # stored `stride` envs per step, the storage wrapped
+    data, newest = _fill(ReplayBuffer(storage=LazyTensorStorage(100)), episodes, obs_dim=4)
+    _fill(agent.replay, episodes, obs_dim=4)
+    torch.manual_seed(4)
+    _, _, next_obs, reward, terminated, discount = agent.sample_batches(1)[0]
+    torch.manual_seed(4)
+    idx = torch.randint(100, (64,))
+    for i, slot in enumerate(idx.tolist()):
+        env_id, t = divmod(int(data[OBS][slot, 0].item()), 1000)
+        ref_obs, ref_ret, ref_term, k = _reference(episodes, env_id, t, 3)
+        assert next_obs[i, 0].item() == ref_obs and terminated[i].item() == ref_term
+        assert reward[i].item() == pytest.approx(ref_ret, abs=1e-5) and discount[i].item() == pytest.approx(GAMMA ** k)
+
+
 def test_n_step_one_samples_exactly_the_one_step_batch():
     """``n_step`` 1 is the stored transition with discount gamma: the default's batches are unchanged."""
     env = make_env("CartPole-v1", 1, seed=0, normalize_obs=False)
