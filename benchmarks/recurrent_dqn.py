@@ -6,8 +6,8 @@
 Arms, each the pipeline's own command line plus ``--env`` and ``--total-steps``:
 
 * ``rdqn``: ``pipelines/dqn.py --preset recurrent-dqn`` (a GRU Q-network, R2D2-style);
-* ``mlp_dqn``: ``pipelines/dqn.py`` with the memoryless Q-network and the recurrent preset's
-  learning settings (``MLP_DQN``);
+* ``mlp_dqn``: ``pipelines/dqn.py`` with its defaults (the memoryless Q-network a user gets),
+  plus ``--mlp-args``;
 * ``ppo``: ``pipelines/recurrent_ppo.py`` with its defaults (``--preset popgym`` on a POPGym env).
 
 Every (arm, seed) is its own process, two at a time, one thread each (``OMP_NUM_THREADS=1``,
@@ -23,6 +23,7 @@ import argparse
 import fcntl
 import json
 import re
+import shlex
 import sys
 import tempfile
 import time
@@ -59,15 +60,18 @@ def main() -> None:
     ap.add_argument("--threshold", type=float, default=None, help="solved at >= this (default 475 on CartPole tasks, else 0.9)")
     ap.add_argument("--jobs", type=int, default=2, help="processes at a time (one per core)")
     ap.add_argument("--name", default=None, help="result file name (default recurrent_dqn_<env>_<steps>)")
+    ap.add_argument("--mlp-args", default="", help="arguments added to the mlp_dqn arm, in one string, e.g. '--n-step 1 --layer-norm false'")
     ap.add_argument("extra", nargs="*", help="arguments added to the rdqn arm (after --), e.g. -- --model mingru")
     args = ap.parse_args()
     threshold = args.threshold if args.threshold is not None else (475.0 if "CartPole" in args.env and "popgym" not in args.env else 0.9)
     eval_every = args.eval_every or args.total_steps // 20
     name = args.name or f"recurrent_dqn_{re.sub(r'[^A-Za-z0-9.-]+', '_', args.env)}_{args.total_steps}"
     path = RESULTS / f"{name}.json"
-    payload = json.loads(path.read_text()) if path.exists() else {"env": args.env, "total_steps": args.total_steps, "threshold": threshold, "rdqn_extra": args.extra, "arms": {}}
-    if (payload["env"], payload["total_steps"], payload.get("rdqn_extra", [])) != (args.env, args.total_steps, args.extra):
-        raise SystemExit(f"{path} holds another campaign ({payload['env']}, {payload['total_steps']}, {payload.get('rdqn_extra')}): pass another --name")
+    mlp_extra = shlex.split(args.mlp_args)
+    payload = json.loads(path.read_text()) if path.exists() else {"env": args.env, "total_steps": args.total_steps, "threshold": threshold, "rdqn_extra": args.extra, "mlp_extra": mlp_extra, "arms": {}}
+    campaign = (payload["env"], payload["total_steps"], payload.get("rdqn_extra", []), payload.get("mlp_extra", []))
+    if campaign != (args.env, args.total_steps, args.extra, mlp_extra):
+        raise SystemExit(f"{path} holds another campaign {campaign}: pass another --name")
     seeds = parse_seeds(args.seeds)
     todo = [(a, s) for a in args.arms for s in seeds if s not in {r["seed"] for r in payload["arms"].get(a, {}).get("runs", [])}]
     print(f"{path.name}: running {todo}", flush=True)
@@ -103,7 +107,7 @@ def main() -> None:
         futures = {}
         for arm, seed in todo:
             algo, extra = arm_args(arm, args.env, args.total_steps, eval_every)
-            extra = [*extra, *args.extra] if arm == "rdqn" else extra
+            extra = [*extra, *args.extra] if arm == "rdqn" else [*extra, *mlp_extra] if arm == "mlp_dqn" else extra
             futures[pool.submit(run_seed, algo, seed, extra, threshold, f"{root}/{arm}")] = (arm, extra)
         pending = set(futures)
         while pending:
