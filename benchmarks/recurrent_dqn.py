@@ -33,12 +33,11 @@ from pathlib import Path
 from bench_common import RESULTS, machine, median, solve_summary
 from main_job_seeds import parse_seeds, run_seed
 
-#: the MLP arm is the MLP DQN with its defaults: the memoryless DQN a user gets, learning from about
-#: as many transitions per env step (batch 128 every step) as the preset's 32 windows x 15 steps every 4
-MLP_DQN: list[str] = []
 ARMS = {
     "rdqn": ("dqn", ["--preset", "recurrent-dqn"]),
-    "mlp_dqn": ("dqn", MLP_DQN),
+    # the MLP DQN's defaults: the memoryless DQN a user gets, learning from about as many transitions
+    # per env step (batch 128 every step) as the preset's 32 windows x 15 steps every 4
+    "mlp_dqn": ("dqn", []),
     "ppo": ("ppo", []),
 }
 
@@ -107,7 +106,7 @@ def main() -> None:
         futures = {}
         for arm, seed in todo:
             algo, extra = arm_args(arm, args.env, args.total_steps, eval_every)
-            extra = [*extra, *args.extra] if arm == "rdqn" else [*extra, *mlp_extra] if arm == "mlp_dqn" else extra
+            extra = [*extra, *{"rdqn": args.extra, "mlp_dqn": mlp_extra}.get(arm, [])]
             futures[pool.submit(run_seed, algo, seed, extra, threshold, f"{root}/{arm}")] = (arm, extra)
         pending = set(futures)
         while pending:

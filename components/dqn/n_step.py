@@ -62,8 +62,8 @@ def fold_n_step(
     ahead = (newest - idx).remainder(capacity)  # slots stored after idx
     steps_after = data.get(STEPS_AFTER, None)
     room = None if steps_after is None else steps_after.reshape(capacity)[idx]
-    reward = reward_all[idx].clone()
-    last = idx.clone()
+    reward = reward_all[idx]  # advanced indexing copies: the sum below does not touch the storage
+    last = idx
     steps = torch.ones_like(idx)
     alive = ~done_all[idx]
     discount = 1.0

@@ -111,11 +111,8 @@ def sequence_td_terms(
             next_value = target_next.max(-1).values
         terminated = window.get(("next", "terminated")).reshape(pos.shape)
         reward = window.get(("next", "reward")).reshape(pos.shape)
-        if n_step == 1:
-            target = reward + gamma * next_value.masked_fill(terminated, 0.0)
-        else:
-            done = window.get(("next", "done")).reshape(pos.shape)
-            target = n_step_targets(reward, next_value, terminated, done, n_step=n_step, gamma=gamma)
+        done = window.get(("next", "done")).reshape(pos.shape)
+        target = n_step_targets(reward, next_value, terminated, done, n_step=n_step, gamma=gamma)
     return q, target
 
 
