@@ -3,12 +3,15 @@ the stable-solve metric every learning benchmark reports."""
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import json
 import os
 import platform
 import statistics
 import sys
+import tempfile
 from pathlib import Path
+from typing import Callable
 
 RESULTS = Path(__file__).resolve().parent / "results"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -94,6 +97,20 @@ def save(name: str, payload: dict) -> Path:
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps(payload, indent=2))
     return path
+
+
+def locked_update(path: Path, default: dict, update: Callable[[dict], None]) -> dict:
+    """Read ``path`` (or ``default``), apply ``update`` in place and write it back atomically, all
+    under an exclusive lock: two campaign processes adding runs to one results file both land."""
+    with open(Path(tempfile.gettempdir()) / f"{path.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        disk = json.loads(path.read_text()) if path.exists() else default
+        update(disk)
+        path.parent.mkdir(exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(disk, indent=1))
+        tmp.replace(path)
+    return disk
 
 
 def median_us(fn, repeats: int, warmup: int = 5) -> float:

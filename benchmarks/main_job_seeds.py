@@ -49,8 +49,10 @@ def parse_seeds(text: list[str]) -> list[int]:
     return seeds
 
 
-def run_seed(algo: str, seed: int, extra: list[str], threshold: float, root: str, script: str | None = None) -> dict:
-    """One pipeline process on one seed; its figures from the run's own evaluation log."""
+def run_seed(algo: str, seed: int, extra: list[str], threshold: float, root: str, script: str | None = None,
+             summarise_run=None) -> dict:
+    """One pipeline process on one seed; its figures from the run's own evaluation log, plus
+    ``summarise_run(run_dir)`` (a dict) where given: the run directory is temporary."""
     cmd = [sys.executable, script or PIPELINES[algo], "--seed", str(seed), "--num-threads", "1", "--plot", "false",
            "--run-root", root, "--run-name", f"{algo}_seed{seed}", *extra]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -62,6 +64,7 @@ def run_seed(algo: str, seed: int, extra: list[str], threshold: float, root: str
         raise RuntimeError(f"seed {seed}: exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
     history = eval_history(match.group(5).strip())
     best = max(history, key=lambda e: e["value"])  # first of the highest
+    more = summarise_run(match.group(5).strip()) if summarise_run else {}
     return {
         "seed": seed,
         "final": history[-1]["value"],
@@ -74,6 +77,7 @@ def run_seed(algo: str, seed: int, extra: list[str], threshold: float, root: str
         "steps_per_s": float(match.group(3)),
         "evals": [[e["steps"], round(e["value"], 3)] for e in history],
         "command": " ".join(["python", *cmd[1:4], *extra]),
+        **more,
     }
 
 

@@ -20,7 +20,6 @@ run: an interrupted campaign resumes where it stopped (runs on file are skipped)
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import re
 import shlex
@@ -28,9 +27,8 @@ import sys
 import tempfile
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from pathlib import Path
 
-from bench_common import RESULTS, machine, median, solve_summary
+from bench_common import RESULTS, locked_update, machine, median, solve_summary
 from main_job_seeds import parse_seeds, run_seed
 
 ARMS = {
@@ -80,9 +78,7 @@ def main() -> None:
     def write() -> None:
         # two campaigns on one file (e.g. the arms split over two invocations, one per core) merge
         # here: the file is re-read under a lock and only this invocation's runs are added to it
-        with open(Path(tempfile.gettempdir()) / f"{path.name}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            disk = json.loads(path.read_text()) if path.exists() else payload
+        def update(disk: dict) -> None:
             for arm, entry in mine.items():
                 target = disk["arms"].setdefault(arm, {"args": entry["args"], "runs": []})
                 seen = {r["seed"] for r in target["runs"]}
@@ -96,11 +92,7 @@ def main() -> None:
             disk.setdefault("commands", [])
             if command not in disk["commands"]:
                 disk["commands"].append(command)
-            RESULTS.mkdir(exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(disk, indent=1))
-            tmp.replace(path)
-            payload.update(disk)
+        payload.update(locked_update(path, payload, update))
 
     with tempfile.TemporaryDirectory() as root, ThreadPoolExecutor(args.jobs) as pool:
         futures = {}
