@@ -11,6 +11,7 @@ plotters below by the keys it holds:
   Files that differ only by a ``_seedN`` suffix or an arm (``_lstm``, ``_gru``, ``_mlp``) are one
   benchmark, drawn in one figure (e.g. ``minigrid_memory_s7_native_8000000_{lstm,mlp}_seed{0,1,2}``
   -> ``minigrid_memory_s7_native_8000000.png``);
+- ``memory_models_learning.py``: the same dots and bars per env and memory model;
 - comparisons with sb3-contrib / SB3: scores per seed beside the speed ratios as bars;
 - speed benchmarks (throughput, scale-out, profiles, ``torch.compile``): bars, with the ratio
   the docs quote written on each.
@@ -356,10 +357,22 @@ def _arms_side_by_side(name: str, o: dict, out: Path) -> bool:
     return True
 
 
+def _models_table(name: str, o: dict, out: Path) -> bool:
+    """``memory_models_learning.py``: the final greedy score of every seed per env and model."""
+    data: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in sorted(o["runs"], key=lambda r: r["seed"]):
+        data[_short(r["env"])][r["model"]].append(r["final"])
+    title = f"{name}: {o['total_steps']:,} steps, --preset {o['preset']}, final greedy per seed"
+    plot_seeds({e: dict(m) for e, m in data.items()}, title, "final greedy return", out / f"{name}.png", _caption(o))
+    return True
+
+
 def plot_group(name: str, files: list[tuple[str, dict]], out: Path) -> bool:
     """Draws one benchmark; False (with a printed note) when its shape is not one known here."""
     o = files[0][1]
     try:
+        if "table" in o and "runs" in o and "preset" in o:
+            return _models_table(name, o, out)
         if isinstance(o.get("arms"), dict) and o["arms"] and "env" in o:
             return _arms_side_by_side(name, o, out)
         if "rows" in o and isinstance(o["rows"], list) and o["rows"] and "lstm_over_model" in o["rows"][0]:

@@ -7,12 +7,13 @@ output write per sub-module) and ~0.13 ms building a ``torch.distributions.Categ
 sample once (benchmarks/profile_collect.py). This module reads the same entries, runs one
 ``lstm_cell`` / ``gru_cell`` (or the MLP) on the same weights, samples with the same
 ``torch.multinomial`` call ``Categorical.sample`` makes, and writes every entry the
-sequential policy writes (embed, next state, logits, action, log-prob, value). It owns no
+sequential policy writes (embed, next state, logits, action, log-prob, value); a parallel-scan
+memory (``memory/``) takes its own one-step ``_run``, the maths its sequential mode runs. It owns no
 weights: it holds the agent's modules, so the optimizer, checkpoints and the collectors'
 weight sync see the same parameters.
 
 It covers what the collector runs: exploration (``ExplorationType.RANDOM``), a single-layer
-LSTM / GRU or the MLP trunk, index (Categorical) actions. Anything else (greedy evaluation,
+LSTM / GRU, a scan memory or the MLP trunk, index (Categorical) actions. Anything else (greedy evaluation,
 one-hot, MultiDiscrete or continuous actions, stacked cells) goes to the sequential policy it
 wraps, unchanged. tests/ppo/test_rollout_policy.py pins equal actions (same RNG), log-probs,
 values and states against the sequential policy, and ratio 1 through a collector.
@@ -74,6 +75,10 @@ class FusedRolloutPolicy(TensorDictModuleBase):
         x = trunk._encode(x).reshape(n, -1)
         fresh = td.get(trunk.in_keys[-1]).reshape(n, 1)
         states = [td.get(k) for k in self._state_keys]
+        if self._cell == "scan":  # a window of one step from the stored state, reset where is_init
+            y, new = trunk._run(x.reshape(n, 1, -1), states[0].reshape(n, *trunk.state_shape), fresh)
+            set_unchecked(td, self._next_state_keys[0], new.reshape(states[0].shape))
+            return y.reshape(n, -1)
         hidden = [torch.where(fresh, 0.0, s.reshape(n, -1)) for s in states]
         rnn = trunk._rnn()
         weights = (rnn.weight_ih_l0, rnn.weight_hh_l0, rnn.bias_ih_l0, rnn.bias_hh_l0)
@@ -89,7 +94,8 @@ class FusedRolloutPolicy(TensorDictModuleBase):
 
 
 def _cell_kind(agent) -> str | None:
-    """'lstm', 'gru' or 'mlp' where the fused step applies to ``agent``, else ``None``."""
+    """'lstm', 'gru', 'scan' or 'mlp' where the fused step applies to ``agent``, else ``None``."""
+    from ..memory.base import ScanMemoryModule
     from .padded_rnn import PaddedGRUModule, PaddedLSTMModule
 
     actor_net = agent.actor.module[0]
@@ -103,6 +109,8 @@ def _cell_kind(agent) -> str | None:
         rnn = trunk._rnn()
         plain = rnn.num_layers == 1 and not rnn.bidirectional and rnn.bias and getattr(rnn, "proj_size", 0) == 0
         return ("lstm" if isinstance(trunk, PaddedLSTMModule) else "gru") if plain else None
+    if isinstance(trunk, ScanMemoryModule):
+        return "scan"
     return None if agent.is_recurrent else "mlp"
 
 

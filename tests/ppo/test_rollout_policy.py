@@ -18,7 +18,7 @@ def _agent_and_step(model):
     agent = make_actor_critic(model, obs_dim_of(env), env.action_spec, 16)
     for module in agent.actor.modules():
         if isinstance(module, torch.nn.Linear):
-            torch.nn.init.normal_(module.weight, std=2.0)
+            torch.nn.init.normal_(module.weight, std=2.0 / module.in_features**0.5)
     env = agent.prime(env)
     td = env.reset()
     td["is_init"][: N // 2] = False
@@ -36,7 +36,7 @@ def _both(agent, td, exploration):
     return sequential, fused
 
 
-@pytest.mark.parametrize("model", ["lstm", "gru", "mlp"])
+@pytest.mark.parametrize("model", ["lstm", "gru", "mingru", "ffm", "lru", "mlp"])
 def test_fused_step_matches_the_sequential_policy(model):
     agent, td = _agent_and_step(model)
     assert isinstance(agent.collect_policy, FusedRolloutPolicy)
@@ -67,7 +67,7 @@ def test_fused_step_matches_the_sequential_policy(model):
         assert not torch.allclose(again["embed"][: N // 2], fused["embed"][: N // 2])
 
 
-@pytest.mark.parametrize("model", ["lstm", "mlp"])
+@pytest.mark.parametrize("model", ["lstm", "ffm", "mlp"])
 def test_fused_step_follows_weight_changes_and_owns_no_weights(model):
     agent, td = _agent_and_step(model)
     assert list(agent.collect_policy.parameters()) == agent.parameters()
