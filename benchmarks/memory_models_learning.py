@@ -47,19 +47,21 @@ def env_args(env: str) -> list[str]:
     return ["--env", f"native:popgym-{env}-v0", "--eval-env-id", f"popgym-{env}-v0"]
 
 
-def mmer(run_dir: str | Path, window: int = 100) -> dict:
-    """POPGym's score of a run: the maximum over training of the mean return of the last ``window``
-    training episodes (taken after every episode once ``window`` have ended; over all of them if
-    fewer ever do)."""
-    returns = [json.loads(line)["total_reward"] for line in (Path(run_dir) / "train_episodes.jsonl").read_text().splitlines()]
-    if len(returns) < window:
-        return {"mmer": sum(returns) / max(len(returns), 1), "train_episodes": len(returns)}
-    total = sum(returns[:window])
-    best = total
+def run_scores(run_dir: str | Path, window: int = 100) -> dict:
+    """What the pipeline's final line does not give: POPGym's MMER (the maximum over training of the
+    mean return of the last ``window`` training episodes, taken after every episode once ``window``
+    have ended; over all of them if fewer ever do) and the final evaluation's success rate (its
+    episodes ending with a positive reward: a T-maze or MiniGrid goal reached)."""
+    run_dir = Path(run_dir)
+    returns = [json.loads(line)["total_reward"] for line in (run_dir / "train_episodes.jsonl").read_text().splitlines()]
+    best = total = sum(returns[:window])
     for i in range(window, len(returns)):
         total += returns[i] - returns[i - window]
         best = max(best, total)
-    return {"mmer": best / window, "train_episodes": len(returns)}
+    evals = [json.loads(line) for line in (run_dir / "eval_episodes.jsonl").read_text().splitlines()]
+    final = [e for e in evals if e["total_steps"] == evals[-1]["total_steps"]]
+    return {"mmer": best / max(min(window, len(returns)), 1), "train_episodes": len(returns),
+            "final_success": sum(e["extras"]["success"] for e in final) / len(final)}
 
 
 def summarise(runs: list[dict]) -> dict:
@@ -68,7 +70,8 @@ def summarise(runs: list[dict]) -> dict:
     for r in sorted(runs, key=lambda r: r["seed"]):
         table.setdefault(r["env"], {}).setdefault(r["model"], []).append(r)
     return {env: {model: {"median_final": median([r["final"] for r in rs]), "finals": {r["seed"]: r["final"] for r in rs},
-                          "median_mmer": median([r["mmer"] for r in rs]), "median_wall_s": median([r["wall_s"] for r in rs]),
+                          "median_mmer": median([r["mmer"] for r in rs]),
+                          "median_final_success": median([r["final_success"] for r in rs]) if all("final_success" in r for r in rs) else None, "median_wall_s": median([r["wall_s"] for r in rs]),
                           "median_steps_per_s": median([r["steps_per_s"] for r in rs])}
                   for model, rs in by_model.items()} for env, by_model in table.items()}
 
@@ -124,7 +127,7 @@ def main() -> None:
                 env, model, seed = queue.pop(0)
                 extra = ["--preset", args.preset, "--model", model, *env_args(env), "--total-steps", str(args.total_steps),
                          "--eval-every", str(eval_every), "--eval-episodes", "32", *args.extra]
-                running[pool.submit(run_seed, "ppo", seed, extra, args.threshold, f"{root}/{env}_{model}", summarise_run=mmer)] = (env, model)
+                running[pool.submit(run_seed, "ppo", seed, extra, args.threshold, f"{root}/{env}_{model}", summarise_run=run_scores)] = (env, model)
 
         submit()
         while running:
