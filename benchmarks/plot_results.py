@@ -360,7 +360,8 @@ def _arms_side_by_side(name: str, o: dict, out: Path) -> bool:
 def _models_table(name: str, o: dict, out: Path) -> bool:
     """``memory_models_learning.py``: the final greedy score of every seed per env and model."""
     data: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for r in sorted(o["runs"], key=lambda r: r["seed"]):
+    order = [m for m in ARM_COLORS if m != "dqn"]  # the memories first, the MLP baseline last
+    for r in sorted(o["runs"], key=lambda r: (order.index(r["model"]) if r["model"] in order else len(order), r["seed"])):
         data[_short(r["env"])][r["model"]].append(r["final"])
     title = f"{name}: {o['total_steps']:,} steps, --preset {o['preset']}, final greedy per seed"
     plot_seeds({e: dict(m) for e, m in data.items()}, title, "final greedy return", out / f"{name}.png", _caption(o))
