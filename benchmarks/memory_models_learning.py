@@ -69,11 +69,15 @@ def summarise(runs: list[dict]) -> dict:
     table: dict = {}
     for r in sorted(runs, key=lambda r: r["seed"]):
         table.setdefault(r["env"], {}).setdefault(r["model"], []).append(r)
-    return {env: {model: {"median_final": median([r["final"] for r in rs]), "finals": {r["seed"]: r["final"] for r in rs},
-                          "median_mmer": median([r["mmer"] for r in rs]),
-                          "median_final_success": median([r["final_success"] for r in rs]) if all("final_success" in r for r in rs) else None, "median_wall_s": median([r["wall_s"] for r in rs]),
-                          "median_steps_per_s": median([r["steps_per_s"] for r in rs])}
-                  for model, rs in by_model.items()} for env, by_model in table.items()}
+
+    def cell(rs: list[dict]) -> dict:
+        success = [r["final_success"] for r in rs if "final_success" in r]
+        return {"median_final": median([r["final"] for r in rs]), "finals": {r["seed"]: r["final"] for r in rs},
+                "median_mmer": median([r["mmer"] for r in rs]),
+                "median_final_success": median(success) if len(success) == len(rs) else None,  # None: rows written without it
+                "median_wall_s": median([r["wall_s"] for r in rs]), "median_steps_per_s": median([r["steps_per_s"] for r in rs])}
+
+    return {env: {model: cell(rs) for model, rs in by_model.items()} for env, by_model in table.items()}
 
 
 def main() -> None:
@@ -90,6 +94,14 @@ def main() -> None:
     ap.add_argument("--name", default=None, help="result file name (default memory_models_popgym_<steps>)")
     ap.add_argument("extra", nargs="*", help="arguments added to every run (after --)")
     args = ap.parse_args()
+    from torchrl_memory import presets
+    from torchrl_memory.ppo.actor_critic import MODELS as PIPELINE_MODELS
+
+    # bad names fail here, in one line, not after the first run of a long campaign
+    if unknown := [m for m in args.models if m not in PIPELINE_MODELS]:
+        ap.error(f"--models {' '.join(unknown)} (accepted: {', '.join(PIPELINE_MODELS)})")
+    if args.preset not in presets.available("recurrent_ppo"):
+        ap.error(f"--preset {args.preset} (accepted: {', '.join(presets.available('recurrent_ppo'))})")
     name = args.name or f"memory_models_popgym_{args.total_steps}"
     path = RESULTS / f"{name}.json"
     eval_every = args.eval_every or args.total_steps // 4
