@@ -80,6 +80,52 @@ def summarise(runs: list[dict]) -> dict:
     return {env: {model: cell(rs) for model, rs in by_model.items()} for env, by_model in table.items()}
 
 
+NAMES = {"gru": "GRU", "lstm": "LSTM", "lru": "LRU", "ffm": "FFM", "mingru": "minGRU", "mlp": "MLP"}
+#: the models the table compares the new ones against (not "new")
+BASELINES = ("gru", "lstm", "mlp")
+
+
+def markdown(table: dict, baseline: str = "gru") -> str:
+    """The tables the docs quote, from a result file's ``table``: median final greedy with the finals
+    per seed (the best median of a row in bold), median wall time with its ratio to ``baseline``'s,
+    and per new model the rows where its median is at or above ``baseline``'s."""
+    models = [m for m in NAMES if any(m in row for row in table.values())]
+    head = "| env | " + " | ".join(NAMES[m] for m in models) + " |\n|---|" + "---|" * len(models)
+    finals, walls = [head], [head]
+    for env, row in table.items():
+        best = max(c["median_final"] for c in row.values())
+        cells, wall_cells = [], []
+        for m in models:
+            if m not in row:
+                cells.append("-"), wall_cells.append("-")
+                continue
+            c = row[m]
+            score = f"{c['median_final']:.3f}"
+            per_seed = ", ".join(f"{v:.2f}" for v in c["finals"].values())
+            cells.append(f"{f'**{score}**' if c['median_final'] == best else score} ({per_seed})")
+            ratio = "" if m == baseline or baseline not in row else f" ({c['median_wall_s'] / row[baseline]['median_wall_s']:.2f}x)"
+            wall_cells.append(f"{c['median_wall_s']:.0f} s{ratio}")
+        name = env.removesuffix("Easy")
+        finals.append(f"| {name} | " + " | ".join(cells) + " |")
+        walls.append(f"| {name} | " + " | ".join(wall_cells) + " |")
+    verdicts = []
+    for m in (m for m in models if m not in BASELINES):
+        rows = [env for env, row in table.items() if m in row and baseline in row]
+        at_or_above = [env.removesuffix("Easy") for env in rows if row_at_or_above(table[env], m, baseline)]
+        ratios = sorted(table[env][m]["median_wall_s"] / table[env][baseline]["median_wall_s"] for env in rows)
+        verdicts.append(f"- {NAMES[m]}: at or above {NAMES[baseline]} on {len(at_or_above)} of {len(rows)} envs"
+                        f" ({', '.join(at_or_above) or 'none'}); wall {ratios[0]:.2f}-{ratios[-1]:.2f}x {NAMES[baseline]}'s"
+                        if rows else f"- {NAMES[m]}: no env beside {NAMES[baseline]}")
+    seeds = sorted({len(c["finals"]) for row in table.values() for c in row.values()})
+    note = "" if seeds == [3] else f"\n(seeds per cell: {', '.join(map(str, seeds))})"
+    return "\n".join(finals) + "\n\n" + "\n".join(walls) + "\n\n" + "\n".join(verdicts) + note
+
+
+def row_at_or_above(row: dict, model: str, baseline: str) -> bool:
+    # finals are means of 32 episodes printed to 3 decimals: compare at that precision
+    return round(row[model]["median_final"], 3) >= round(row[baseline]["median_final"], 3)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--envs", nargs="+", default=POPGYM_ENVS, help="POPGym names (native training) or env ids")
@@ -92,8 +138,15 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2, help="processes at a time (one per core)")
     ap.add_argument("--start-no-run-after", type=float, default=None, metavar="MINUTES", help="start no new run after this many minutes")
     ap.add_argument("--name", default=None, help="result file name (default memory_models_popgym_<steps>)")
+    ap.add_argument("--table", action="store_true", help="print the markdown tables of the result file and exit (runs nothing)")
     ap.add_argument("extra", nargs="*", help="arguments added to every run (after --)")
     args = ap.parse_args()
+    if args.table:
+        path = RESULTS / f"{args.name or f'memory_models_popgym_{args.total_steps}'}.json"
+        if not path.exists():
+            ap.error(f"--table: no result file {path} (pass the campaign's --name or --total-steps)")
+        print(markdown(json.loads(path.read_text())["table"]))
+        return
     from torchrl_memory import presets
     from torchrl_memory.ppo.actor_critic import MODELS as PIPELINE_MODELS
 

@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from memory_models_learning import run_scores, summarise  # noqa: E402
+from memory_models_learning import markdown, run_scores, summarise  # noqa: E402
 
 
 def write_run(tmp_path: Path, train_returns: list[float], evals: list[tuple[int, list[float]]]) -> Path:
@@ -46,3 +46,16 @@ def test_the_table_takes_medians_per_env_and_model():
     assert table["lru"]["finals"] == {0: 1.0, 1: 1.0, 2: -1.0}
     assert table["gru"]["median_wall_s"] == pytest.approx(20.0)
     assert table["gru"]["median_final_success"] is None  # rows without it (a file written before it existed)
+
+
+def test_the_markdown_tables_bold_the_best_median_give_wall_ratios_and_count_rows_at_or_above_the_gru():
+    runs = [{"env": env, "model": m, "seed": s, "final": f, "mmer": f, "wall_s": wall, "steps_per_s": 1.0}
+            for env, cells in {"AEasy": {"gru": (0.5, 100.0), "ffm": (0.5, 50.0), "mlp": (-1.0, 25.0)},
+                               "BEasy": {"gru": (0.9, 200.0), "ffm": (0.2, 80.0), "mlp": (-1.0, 40.0)}}.items()
+            for m, (f, wall) in cells.items() for s in range(3)]
+    text = markdown(summarise(runs))
+    assert "| A | **0.500** (0.50, 0.50, 0.50) | **0.500** (0.50, 0.50, 0.50) | -1.000 (-1.00, -1.00, -1.00) |" in text
+    assert "| B | 200 s | 80 s (0.40x) | 40 s (0.20x) |" in text
+    assert "- FFM: at or above GRU on 1 of 2 envs (A); wall 0.40-0.50x GRU's" in text
+    assert "MLP:" not in text  # a baseline, not a new model
+    assert "seeds per cell" not in text  # every cell complete
