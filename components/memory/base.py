@@ -18,7 +18,13 @@ Both modes run the same ``_run`` (sequential is a window of length 1), so the st
 collector took and the step the loss recomputes are the same maths.
 
 Unlike TorchRL's modules, recurrent mode writes the exact next state at every step (the
-scan computes them all anyway), not only at the window's last step.
+scan computes them all anyway), not only at the window's last step; and an episode starting
+inside a window restarts from zeros, not from the state stored at its ``is_init`` step (the
+same whenever the primer zero-fills the state at reset, as it does by default).
+
+Under ``torch.autocast`` the states stay float32 / complex64 (``at_least_float32``). The
+parallel scan is a custom ``autograd.Function`` without a vmap rule: under ``torch.func``
+transforms (``vmap``, ``grad``) pass ``scan="loop"``.
 
 The state is stored as a real tensor of ``state_shape`` with at most two dims (complex
 states keep real and imaginary parts in a trailing dim of 2), so replay buffers,
@@ -109,6 +115,18 @@ class ScanMemoryModule(TensorDictModuleBase):
     def recurrent_mode(self, value):
         raise RuntimeError("recurrent_mode cannot be changed in place: use the torchrl.modules.set_recurrent_mode context manager")
 
+    @property
+    def canonical_keys(self) -> list:
+        """The keys whose layout matters to this module (as ``LSTMModule.canonical_keys``), for
+        ``torchrl.modules.canonicalize_rnn_subset``."""
+        return list(self.in_keys) + list(self.out_keys)
+
+    def canonicalize(self, data: TensorDictBase, *, inplace: bool = False) -> TensorDictBase:
+        """``data`` with this module's keys made contiguous, other leaves untouched (as ``LSTMModule.canonicalize``)."""
+        from torchrl.modules import canonicalize_rnn_subset
+
+        return canonicalize_rnn_subset(data, [self], inplace=inplace)
+
     def make_tensordict_primer(self):
         """The env transform that declares and zero-fills the state entry (as ``GRUModule``'s)."""
         from torchrl.envs import TensorDictPrimer
@@ -146,6 +164,13 @@ class ScanMemoryModule(TensorDictModuleBase):
         tensordict.set(self.out_keys[0], y.reshape(*batch, y.shape[-1]))
         tensordict.set(self.out_keys[1], states.reshape(*batch, *self.state_shape))
         return tensordict
+
+
+def at_least_float32(x: torch.Tensor) -> torch.Tensor:
+    """``x`` in float32 where autocast made it half or bfloat16: a state summed over a whole
+    window keeps float32 precision, and complex states stay complex64 (``torch.complex`` takes
+    no bfloat16, and complex32 is poorly supported)."""
+    return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
 
 
 def complex_state(h: torch.Tensor | None, shape: tuple[int, ...]) -> torch.Tensor | None:

@@ -9,7 +9,7 @@ Follows smorad/ffm ``standalone/ffm`` (``FFM`` and its aggregator ``FFA``)::
     z = mix(real and imaginary parts of S_t)
     out = LayerNorm(z) * out_gate + thru * (1 - out_gate)
 
-with the reference's parameter initialisation (decays spread over ``[-limit, log(0.01) /
+with the reference's parameter initialisation (decays spread over ``[-limit + 0.01, log(0.01) /
 max_period]``, periods over ``[min_period, max_period]``) and clamp of ``alpha`` to
 ``[-limit, -1e-8]``. What differs:
 
@@ -30,7 +30,7 @@ import math
 import torch
 from torch import nn
 
-from .base import ScanMemoryModule, complex_state, real_state
+from .base import ScanMemoryModule, at_least_float32, complex_state, real_state
 
 
 class FFMModule(ScanMemoryModule):
@@ -88,6 +88,7 @@ class FFMModule(ScanMemoryModule):
         y, thru, gate = self.pre(x).split([m, out, m + out], dim=-1)
         in_gate, out_gate = gate.sigmoid().split([m, out], dim=-1)
         u = (y * in_gate).unsqueeze(-1).expand(*y.shape, c)
+        u = at_least_float32(u)
         s = self.scan(self.gamma(), torch.complex(u, torch.zeros_like(u)), complex_state(h0, (m, c)), reset)
         state = real_state(s, self.state_shape)
         z = self.mix(state.reshape(*s.shape[:2], -1))

@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .base import ScanMemoryModule, complex_state, real_state
+from .base import ScanMemoryModule, at_least_float32, complex_state, real_state
 
 
 class _LRULayer(nn.Module):
@@ -50,7 +50,7 @@ class _LRULayer(nn.Module):
         u = self.norm(x)
         lam = torch.exp(torch.complex(-torch.exp(self.nu_log), torch.exp(self.theta_log)))
         scale = torch.exp(self.gamma_log)
-        bu = torch.complex(u @ (self.B_re * scale[:, None]).T, u @ (self.B_im * scale[:, None]).T)
+        bu = torch.complex(at_least_float32(u @ (self.B_re * scale[:, None]).T), at_least_float32(u @ (self.B_im * scale[:, None]).T))
         h = scan(lam, bu, h0, reset)
         y = h.real @ self.C_re.T - h.imag @ self.C_im.T + self.D * u  # Re(C h) + D u
         y = F.gelu(y)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .base import ScanMemoryModule
+from .base import ScanMemoryModule, at_least_float32
 
 
 def _g(v: torch.Tensor) -> torch.Tensor:
@@ -53,8 +53,9 @@ class MinGRUModule(ScanMemoryModule):
         self.state_shape = (1, hidden_size)
 
     def _run(self, x, h0, reset):
-        hidden, gate = self.to_hidden_and_gate(x).chunk(2, dim=-1)
+        hidden, gate = at_least_float32(self.to_hidden_and_gate(x)).chunk(2, dim=-1)
         a = torch.sigmoid(-gate)  # 1 - z
         b = torch.sigmoid(gate) * _g(hidden)
         h = self.scan(a, b, None if h0 is None else h0.reshape(h0.shape[0], self.hidden_size), reset)
-        return h, h.unsqueeze(2)
+        # the stored state is its own tensor: an in-place op on the output must not edit it
+        return h, h.unsqueeze(2).clone()

@@ -34,7 +34,9 @@ def _decays(a: torch.Tensor, b: torch.Tensor, reset: torch.Tensor | None) -> tor
     if b.ndim < 2:
         raise ValueError(f"b must be [N, T, ...] (time at dim 1), got shape {tuple(b.shape)}")
     if reset is not None:
-        a = a * ~reset.reshape(*reset.shape[:2], *([1] * (b.ndim - 2)))  # a_t -> 0 where the state restarts
+        # as a bool: ``~`` of an integer flag is a bitwise not (~1 == -2), which would scale the state
+        reset = reset.to(torch.bool).reshape(*reset.shape[:2], *([1] * (b.ndim - 2)))
+        a = a * ~reset  # a_t -> 0 where the state restarts
     return a.expand_as(b) if a.shape != b.shape else a
 
 

@@ -199,3 +199,46 @@ def test_parallel_scan_equals_step_loop_on_cuda(name):
     with torch.no_grad():
         fast, ref = _recurrent(model, td, "parallel"), _recurrent(model, td, "loop")
     assert _rel(fast["embed"], ref["embed"]) <= RTOL
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_integer_is_init_resets_as_the_bool_one(name):
+    # ``~`` of an integer flag is a bitwise not (~1 == -2): it must be read as a bool, not scale the state
+    model = _model(name)
+    td = _window(model, 3, 12, "random")
+    as_int = td.clone()
+    as_int["is_init"] = td["is_init"].to(torch.uint8)
+    with torch.no_grad():
+        assert torch.equal(_recurrent(model, as_int, "parallel")["embed"], _recurrent(model, td, "parallel")["embed"])
+        assert torch.equal(model(as_int[:, 3].clone())["embed"], model(td[:, 3].clone())["embed"])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_runs_under_bfloat16_autocast(name):
+    # torch.complex takes no bfloat16: complex states must stay complex64 under autocast
+    model = _model(name)
+    td = _window(model, 2, 16, "random")
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = _recurrent(model, td, "parallel")
+    grads = torch.autograd.grad(out["embed"].float().sum(), list(model.parameters()), allow_unused=True)
+    assert torch.isfinite(out["embed"]).all() and out["next", "recurrent_state"].dtype == torch.float32
+    assert all(torch.isfinite(g).all() for g in grads if g is not None)
+    with torch.no_grad():  # within bfloat16's precision of the float32 window
+        assert _rel(out["embed"].float(), _recurrent(model, td, "parallel")["embed"]) < 0.1
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_output_and_stored_state_are_separate_tensors_and_canonicalize_like_lstm_module(name):
+    from torchrl.modules import canonicalize_rnn_subset
+
+    model = _model(name)
+    td = _window(model, 2, 8, "random")
+    out = _recurrent(model, td, "parallel")
+    state = out["next", "recurrent_state"].clone()
+    out["embed"].data.zero_()  # an in-place op downstream of the output
+    assert torch.equal(out["next", "recurrent_state"], state)
+    assert model.canonical_keys == [*model.in_keys, *model.out_keys]
+    strided = td.clone()
+    strided["obs"] = torch.randn(2, 8, 2 * F_IN)[..., ::2]
+    assert not strided["obs"].is_contiguous()
+    assert canonicalize_rnn_subset(strided, [model])["obs"].is_contiguous()
