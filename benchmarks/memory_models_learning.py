@@ -88,17 +88,19 @@ BASELINES = ("gru", "lstm", "mlp")
 def markdown(table: dict, baseline: str = "gru") -> str:
     """The tables the docs quote, from a result file's ``table``: median final greedy with the finals
     per seed (the best median of a row in bold), median wall time with its ratio to ``baseline``'s,
-    and per new model the rows where its median is at or above ``baseline``'s."""
+    and per new model the rows where its median is at or above ``baseline``'s. Only whole rows
+    (every model, as many seeds as the fullest cell) enter the tables; the others are named below them."""
     models = [m for m in NAMES if any(m in row for row in table.values())]
+    seeds = max(len(c["finals"]) for row in table.values() for c in row.values())
+    partial = {env: sum(len(row[m]["finals"]) if m in row else 0 for m in models) for env, row in table.items()}
+    partial = {env: runs for env, runs in partial.items() if runs < seeds * len(models)}
+    table = {env: row for env, row in table.items() if env not in partial}
     head = "| env | " + " | ".join(NAMES[m] for m in models) + " |\n|---|" + "---|" * len(models)
     finals, walls = [head], [head]
     for env, row in table.items():
         best = max(c["median_final"] for c in row.values())
         cells, wall_cells = [], []
         for m in models:
-            if m not in row:
-                cells.append("-"), wall_cells.append("-")
-                continue
             c = row[m]
             score = f"{c['median_final']:.3f}"
             per_seed = ", ".join(f"{v:.2f}" for v in c["finals"].values())
@@ -110,14 +112,13 @@ def markdown(table: dict, baseline: str = "gru") -> str:
         walls.append(f"| {name} | " + " | ".join(wall_cells) + " |")
     verdicts = []
     for m in (m for m in models if m not in BASELINES):
-        rows = [env for env, row in table.items() if m in row and baseline in row]
+        rows = list(table) if baseline in models else []
         at_or_above = [env.removesuffix("Easy") for env in rows if row_at_or_above(table[env], m, baseline)]
         ratios = sorted(table[env][m]["median_wall_s"] / table[env][baseline]["median_wall_s"] for env in rows)
         verdicts.append(f"- {NAMES[m]}: at or above {NAMES[baseline]} on {len(at_or_above)} of {len(rows)} envs"
                         f" ({', '.join(at_or_above) or 'none'}); wall {ratios[0]:.2f}-{ratios[-1]:.2f}x {NAMES[baseline]}'s"
                         if rows else f"- {NAMES[m]}: no env beside {NAMES[baseline]}")
-    seeds = sorted({len(c["finals"]) for row in table.values() for c in row.values()})
-    note = "" if seeds == [3] else f"\n(seeds per cell: {', '.join(map(str, seeds))})"
+    note = "".join(f"\n- not complete: {env.removesuffix('Easy')} ({runs} of {seeds * len(models)} runs)" for env, runs in partial.items())
     return "\n".join(finals) + "\n\n" + "\n".join(walls) + "\n\n" + "\n".join(verdicts) + note
 
 

@@ -58,4 +58,8 @@ def test_the_markdown_tables_bold_the_best_median_give_wall_ratios_and_count_row
     assert "| B | 200 s | 80 s (0.40x) | 40 s (0.20x) |" in text
     assert "- FFM: at or above GRU on 1 of 2 envs (A); wall 0.40-0.50x GRU's" in text
     assert "MLP:" not in text  # a baseline, not a new model
-    assert "seeds per cell" not in text  # every cell complete
+    assert "not complete" not in text
+    # a row missing a run is named, not tabled
+    text = markdown(summarise([r for r in runs if not (r["env"] == "BEasy" and r["model"] == "mlp" and r["seed"] == 2)]))
+    assert "| B |" not in text and "- not complete: B (8 of 9 runs)" in text
+    assert "- FFM: at or above GRU on 1 of 1 envs (A); wall 0.50-0.50x GRU's" in text
