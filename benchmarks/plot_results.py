@@ -26,7 +26,7 @@ import re
 import statistics
 import sys
 import textwrap
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import matplotlib
@@ -358,10 +358,13 @@ def _arms_side_by_side(name: str, o: dict, out: Path) -> bool:
 
 
 def _models_table(name: str, o: dict, out: Path) -> bool:
-    """``memory_models_learning.py``: the final greedy score of every seed per env and model."""
+    """``memory_models_learning.py``: the final greedy score of every seed per env and model, whole
+    rows only (as the ``--table`` the docs quote)."""
     data: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     order = [m for m in ARM_COLORS if m != "dqn"]  # the memories first, the MLP baseline last
-    for r in sorted(o["runs"], key=lambda r: (order.index(r["model"]) if r["model"] in order else len(order), r["seed"])):
+    per_env = Counter(r["env"] for r in o["runs"])
+    runs = [r for r in o["runs"] if per_env[r["env"]] == max(per_env.values())]
+    for r in sorted(runs, key=lambda r: (order.index(r["model"]) if r["model"] in order else len(order), r["seed"])):
         data[_short(r["env"])][r["model"]].append(r["final"])
     title = f"{name}: {o['total_steps']:,} steps, --preset {o['preset']}, final greedy per seed"
     plot_seeds({e: dict(m) for e, m in data.items()}, title, "final greedy return", out / f"{name}.png", _caption(o))
