@@ -142,8 +142,9 @@ def main() -> None:
     ap.add_argument("--table", action="store_true", help="print the markdown tables of the result file and exit (runs nothing)")
     ap.add_argument("extra", nargs="*", help="arguments added to every run (after --)")
     args = ap.parse_args()
+    name = args.name or f"memory_models_popgym_{args.total_steps}"
+    path = RESULTS / f"{name}.json"
     if args.table:
-        path = RESULTS / f"{args.name or f'memory_models_popgym_{args.total_steps}'}.json"
         if not path.exists():
             ap.error(f"--table: no result file {path} (pass the campaign's --name or --total-steps)")
         print(markdown(json.loads(path.read_text())["table"]))
@@ -156,8 +157,6 @@ def main() -> None:
         ap.error(f"--models {' '.join(unknown)} (accepted: {', '.join(PIPELINE_MODELS)})")
     if args.preset not in presets.available("recurrent_ppo"):
         ap.error(f"--preset {args.preset} (accepted: {', '.join(presets.available('recurrent_ppo'))})")
-    name = args.name or f"memory_models_popgym_{args.total_steps}"
-    path = RESULTS / f"{name}.json"
     eval_every = args.eval_every or args.total_steps // 4
     campaign = {"total_steps": args.total_steps, "preset": args.preset, "eval_every": eval_every, "extra": args.extra}
     on_file = json.loads(path.read_text()) if path.exists() else {**campaign, "runs": []}

@@ -87,8 +87,7 @@ class FFMModule(ScanMemoryModule):
         m, c, out = self.memory_size, self.context_size, self.hidden_size
         y, thru, gate = self.pre(x).split([m, out, m + out], dim=-1)
         in_gate, out_gate = gate.sigmoid().split([m, out], dim=-1)
-        u = (y * in_gate).unsqueeze(-1).expand(*y.shape, c)
-        u = at_least_float32(u)
+        u = at_least_float32(y * in_gate).unsqueeze(-1).expand(*y.shape, c)
         s = self.scan(self.gamma(), torch.complex(u, torch.zeros_like(u)), complex_state(h0, (m, c)), reset)
         state = real_state(s, self.state_shape)
         z = self.mix(state.reshape(*s.shape[:2], -1))
