@@ -75,7 +75,8 @@ def summarise(runs: list[dict]) -> dict:
         return {"median_final": median([r["final"] for r in rs]), "finals": {r["seed"]: r["final"] for r in rs},
                 "median_mmer": median([r["mmer"] for r in rs]),
                 "median_final_success": median(success) if len(success) == len(rs) else None,  # None: rows written without it
-                "median_wall_s": median([r["wall_s"] for r in rs]), "median_steps_per_s": median([r["steps_per_s"] for r in rs])}
+                "median_wall_s": median([r["wall_s"] for r in rs]), "median_steps_per_s": median([r["steps_per_s"] for r in rs]),
+                "median_train_episodes": median(episodes) if len(episodes := [r["train_episodes"] for r in rs if "train_episodes" in r]) == len(rs) else None}
 
     return {env: {model: cell(rs) for model, rs in by_model.items()} for env, by_model in table.items()}
 
@@ -85,18 +86,21 @@ NAMES = {"gru": "GRU", "lstm": "LSTM", "lru": "LRU", "ffm": "FFM", "mingru": "mi
 BASELINES = ("gru", "lstm", "mlp")
 
 
-def markdown(table: dict, baseline: str = "gru") -> str:
+def markdown(table: dict, total_steps: int | None = None, baseline: str = "gru") -> str:
     """The tables the docs quote, from a result file's ``table``: median final greedy with the finals
     per seed (the best median of a row in bold), median wall time with its ratio to ``baseline``'s,
     and per new model the rows where its median is at or above ``baseline``'s. Only whole rows
-    (every model, as many seeds as the fullest cell) enter the tables; the others are named below them."""
+    (every model, as many seeds as the fullest cell) enter the tables; the others are named below them.
+    With ``total_steps`` the wall table also gives the mean training episode length of ``baseline``'s
+    runs (``total_steps`` / episodes): with one episode per window, the window the update runs over."""
     models = [m for m in NAMES if any(m in row for row in table.values())]
     seeds = max(len(c["finals"]) for row in table.values() for c in row.values())
     partial = {env: sum(len(row[m]["finals"]) if m in row else 0 for m in models) for env, row in table.items()}
     partial = {env: runs for env, runs in partial.items() if runs < seeds * len(models)}
     table = {env: row for env, row in table.items() if env not in partial}
     head = "| env | " + " | ".join(NAMES[m] for m in models) + " |\n|---|" + "---|" * len(models)
-    finals, walls = [head], [head]
+    lengths = total_steps is not None and all(row.get(baseline, {}).get("median_train_episodes") for row in table.values())
+    finals, walls = [head], [head.replace("| env |", "| env | episode |").replace("|---|", "|---|---|", 1) if lengths else head]
     for env, row in table.items():
         best = max(c["median_final"] for c in row.values())
         cells, wall_cells = [], []
@@ -109,7 +113,8 @@ def markdown(table: dict, baseline: str = "gru") -> str:
             wall_cells.append(f"{c['median_wall_s']:.0f} s{ratio}")
         name = env.removesuffix("Easy")
         finals.append(f"| {name} | " + " | ".join(cells) + " |")
-        walls.append(f"| {name} | " + " | ".join(wall_cells) + " |")
+        episode = f"{total_steps / row[baseline]['median_train_episodes']:.0f} | " if lengths else ""
+        walls.append(f"| {name} | {episode}" + " | ".join(wall_cells) + " |")
     verdicts = []
     for m in (m for m in models if m not in BASELINES):
         rows = list(table) if baseline in models else []
@@ -147,7 +152,8 @@ def main() -> None:
     if args.table:
         if not path.exists():
             ap.error(f"--table: no result file {path} (pass the campaign's --name or --total-steps)")
-        print(markdown(json.loads(path.read_text())["table"]))
+        on_file = json.loads(path.read_text())
+        print(markdown(summarise(on_file["runs"]), on_file["total_steps"]))
         return
     from torchrl_memory import presets
     from torchrl_memory.ppo.actor_critic import MODELS as PIPELINE_MODELS

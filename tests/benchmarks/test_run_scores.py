@@ -63,3 +63,14 @@ def test_the_markdown_tables_bold_the_best_median_give_wall_ratios_and_count_row
     text = markdown(summarise([r for r in runs if not (r["env"] == "BEasy" and r["model"] == "mlp" and r["seed"] == 2)]))
     assert "| B |" not in text and "- not complete: B (8 of 9 runs)" in text
     assert "- FFM: at or above GRU on 1 of 1 envs (A); wall 0.50-0.50x GRU's" in text
+
+
+def test_the_wall_table_gives_the_mean_episode_length_of_the_gru_runs_when_every_run_has_its_episode_count():
+    runs = [{"env": "AEasy", "model": m, "seed": s, "final": 0.0, "mmer": 0.0, "wall_s": 10.0, "steps_per_s": 1.0,
+             "train_episodes": episodes} for m, episodes in {"gru": 2000, "lru": 999, "mlp": 1}.items() for s in range(3)]
+    assert "| env | episode | GRU | LRU | MLP |\n|---|---|---|---|---|" in markdown(summarise(runs), total_steps=100_000)
+    assert "| A | 50 | 10 s | 10 s (1.00x) | 10 s (1.00x) |" in markdown(summarise(runs), total_steps=100_000)
+    # without the step count, or with a run written before episodes were counted, no such column
+    assert "episode" not in markdown(summarise(runs))
+    del runs[0]["train_episodes"]
+    assert "episode" not in markdown(summarise(runs), total_steps=100_000)
