@@ -83,6 +83,7 @@ def plot_seeds(
     width = 0.8 / max(len(arms), 1)
     fig, ax = plt.subplots(figsize=(min(11.0, max(5.5, 0.55 * len(groups) * max(len(arms), 1) + 3.0)), 3.6))
     scale = 100.0 if percent else 1.0
+    crowded = len(arms) * len(groups) > 20  # side-by-side labels would overlap: stand them upright
     for j, arm in enumerate(arms):
         for i, g in enumerate(groups):
             values = data[g].get(arm)
@@ -94,7 +95,10 @@ def plot_seeds(
             spread = [x + (k - (len(values) - 1) / 2) * width * 0.6 / max(len(values), 1) for k in range(len(values))]  # equal seeds stay visible
             ax.scatter(spread, [v * scale for v in values], color=_color(arm, j), s=18, zorder=3)
             top = max(max(values) * scale, med, 0.0)
-            ax.annotate(f"{med:.3g}", (x, top), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=7)
+            ax.annotate(f"{med:.3g}", (x, top), textcoords="offset points", xytext=(0, 3), ha="center", va="bottom",
+                        fontsize=6 if crowded else 7, rotation=90 if crowded else 0)
+    if crowded:
+        ax.margins(y=0.25)  # room above the tallest bar for its upright label
     if threshold is not None:
         ax.axhline(threshold * scale, color="#d62728", lw=0.8, ls="--", label=f"target {threshold * scale:g}")
     ax.set_xticks(range(len(groups)))
