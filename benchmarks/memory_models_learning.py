@@ -71,12 +71,14 @@ def summarise(runs: list[dict]) -> dict:
         table.setdefault(r["env"], {}).setdefault(r["model"], []).append(r)
 
     def cell(rs: list[dict]) -> dict:
+        # None where a run on file was written before the field existed
         success = [r["final_success"] for r in rs if "final_success" in r]
+        episodes = [r["train_episodes"] for r in rs if "train_episodes" in r]
         return {"median_final": median([r["final"] for r in rs]), "finals": {r["seed"]: r["final"] for r in rs},
                 "median_mmer": median([r["mmer"] for r in rs]),
-                "median_final_success": median(success) if len(success) == len(rs) else None,  # None: rows written without it
-                "median_wall_s": median([r["wall_s"] for r in rs]), "median_steps_per_s": median([r["steps_per_s"] for r in rs]),
-                "median_train_episodes": median(episodes) if len(episodes := [r["train_episodes"] for r in rs if "train_episodes" in r]) == len(rs) else None}
+                "median_final_success": median(success) if len(success) == len(rs) else None,
+                "median_train_episodes": median(episodes) if len(episodes) == len(rs) else None,
+                "median_wall_s": median([r["wall_s"] for r in rs]), "median_steps_per_s": median([r["steps_per_s"] for r in rs])}
 
     return {env: {model: cell(rs) for model, rs in by_model.items()} for env, by_model in table.items()}
 
@@ -98,9 +100,9 @@ def markdown(table: dict, total_steps: int | None = None, baseline: str = "gru")
     partial = {env: sum(len(row[m]["finals"]) if m in row else 0 for m in models) for env, row in table.items()}
     partial = {env: runs for env, runs in partial.items() if runs < seeds * len(models)}
     table = {env: row for env, row in table.items() if env not in partial}
-    head = "| env | " + " | ".join(NAMES[m] for m in models) + " |\n|---|" + "---|" * len(models)
     lengths = total_steps is not None and all(row.get(baseline, {}).get("median_train_episodes") for row in table.values())
-    finals, walls = [head], [head.replace("| env |", "| env | episode |").replace("|---|", "|---|---|", 1) if lengths else head]
+    names = [NAMES[m] for m in models]
+    finals, walls = [header(["env", *names])], [header(["env", *(["episode"] if lengths else []), *names])]
     for env, row in table.items():
         best = max(c["median_final"] for c in row.values())
         cells, wall_cells = [], []
@@ -125,6 +127,10 @@ def markdown(table: dict, total_steps: int | None = None, baseline: str = "gru")
                         if rows else f"- {NAMES[m]}: no env beside {NAMES[baseline]}")
     note = "".join(f"\n- not complete: {env.removesuffix('Easy')} ({runs} of {seeds * len(models)} runs)" for env, runs in partial.items())
     return "\n".join(finals) + "\n\n" + "\n".join(walls) + "\n\n" + "\n".join(verdicts) + note
+
+
+def header(columns: list[str]) -> str:
+    return "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns)
 
 
 def row_at_or_above(row: dict, model: str, baseline: str) -> bool:
